@@ -1,0 +1,16 @@
+// greenctx's own kernels, loaded once per process from the embedded fatbin.
+#pragma once
+
+#include <cuda.h>
+
+namespace greenctx::detail {
+
+enum class kernel_id { probe, spin };
+
+/// The context-independent kernel handle (cuLibraryGetKernel); loads the library on first use.
+CUkernel kernel(kernel_id id);
+
+/// Launches a kernel on `stream` (the stream's context decides where it runs). Throws error.
+void launch(kernel_id id, CUstream stream, unsigned grid, unsigned block, void **args);
+
+} // namespace greenctx::detail
