@@ -1,0 +1,49 @@
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace greenctx::cli {
+
+int exit_code_for(const error &e) noexcept {
+  if (dynamic_cast<const request_error *>(&e))
+    return exit_usage;
+  if (dynamic_cast<const unsupported_error *>(&e))
+    return exit_unsupported;
+  switch (e.code()) {
+  case CUDA_ERROR_INVALID_DEVICE:
+    return exit_usage;
+  case CUDA_ERROR_NO_DEVICE:
+    return exit_no_gpu;
+  default:
+    return exit_cuda_error;
+  }
+}
+
+void print_error(const std::string &message) {
+  std::fprintf(stderr, "greenctx: %s\n", message.c_str());
+}
+
+nlohmann::json environment_json(const driver_info &drv, const device &dev) {
+  const auto [major, minor] = dev.compute_capability();
+  const sm_resource sms = dev.sms();
+  return {
+      {"driver_version", format_cuda_version(drv.version)},
+      {"toolkit_version", format_cuda_version(toolkit_version())},
+      {"device", dev.ordinal()},
+      {"gpu", dev.name()},
+      {"compute_capability", fmt::format("{}.{}", major, minor)},
+      {"sm_count", sms.sm_count()},
+      {"min_partition", sms.min_partition_size()},
+      {"coscheduled_alignment", sms.coscheduled_alignment()},
+  };
+}
+
+std::string format_us(double us) {
+  if (us >= 1000.0)
+    return fmt::format("{:.2f} ms", us / 1000.0);
+  return fmt::format("{:.1f} us", us);
+}
+
+} // namespace greenctx::cli

@@ -1,0 +1,133 @@
+// greenctx verify SPLIT: create the partitions, run a %smid probe on all at once, check them.
+#include "cli_common.hpp"
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+namespace greenctx::cli {
+namespace {
+
+struct verify_options {
+  std::string split;
+  int device = 0;
+  bool json = false;
+  bool ignore_coscheduling = false;
+  unsigned blocks_per_sm = 8;
+};
+
+char letter(std::size_t i) {
+  return static_cast<char>(i < 26 ? 'A' + i : 'a' + (i - 26) % 26);
+}
+
+std::string plan_summary(const partition_plan &plan) {
+  if (plan.groups == 0)
+    return "no split: one partition over the whole device";
+  std::string s = fmt::format("one split into {} group{} of {} SMs", plan.groups,
+                              plan.groups == 1 ? "" : "s", plan.piece_size);
+  if (plan.parts.back().rest)
+    s += ", the remainder as 'rest'";
+  return s;
+}
+
+int run_verify(const verify_options &opt) {
+  // Malformed input is rejected before the driver is touched.
+  const partition_request request = parse_partition_request(opt.split);
+  if (opt.blocks_per_sm == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx verify",
+                        "--blocks-per-sm must be at least 1");
+  const driver_info drv = query_driver();
+  const device dev(opt.device);
+  const split_flags flags =
+      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
+  const partition_set set = partition_set::create(dev, request, flags);
+  if (!opt.json)
+    return print_verification(dev, set, request, opt.blocks_per_sm);
+
+  const verify_report report = verify_partitions(dev, set, opt.blocks_per_sm);
+  nlohmann::json j;
+  j["environment"] = environment_json(drv, dev);
+  j["split"] = request.to_string();
+  j["flags"] = opt.ignore_coscheduling ? "ignore_sm_coscheduling" : "none";
+  j["plan"] = {{"piece_size", set.plan().piece_size}, {"groups", set.plan().groups}};
+  j["partitions"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < report.parts.size(); ++i) {
+    const auto &u = report.parts[i];
+    j["partitions"].push_back(
+        {{"label", u.label},
+         {"requested", u.requested ? nlohmann::json(u.requested) : nlohmann::json(nullptr)},
+         {"obtained", u.obtained},
+         {"used", u.sms.size()},
+         {"sms", u.sms},
+         {"rounding", set.parts()[i].rounding},
+         {"map", sm_map(u.sms, report.sm_span, letter(i))}});
+  }
+  j["violations"] = report.violations;
+  j["notes"] = report.notes;
+  j["ok"] = report.ok();
+  std::cout << j.dump(2) << "\n";
+  return report.ok() ? exit_ok : exit_check_failed;
+}
+
+} // namespace
+
+int print_verification(const device &dev, const partition_set &set,
+                       const partition_request &request, unsigned blocks_per_sm) {
+  const verify_report report = verify_partitions(dev, set, blocks_per_sm);
+  const auto [major, minor] = dev.compute_capability();
+  fmt::print("greenctx verify {} on GPU {} ({}, {} SMs, CC {}.{})\n", request.to_string(),
+             dev.ordinal(), dev.name(), dev.sms().sm_count(), major, minor);
+  fmt::print("plan: {}\n\n", plan_summary(set.plan()));
+  fmt::print(" #  partition  requested  obtained  used  SM map (one character per SM id, 0..{})\n",
+             report.sm_span - 1);
+  std::string combined(report.sm_span, '.');
+  for (std::size_t i = 0; i < report.parts.size(); ++i) {
+    const auto &u = report.parts[i];
+    const std::string map = sm_map(u.sms, report.sm_span, letter(i));
+    for (std::size_t c = 0; c < map.size(); ++c)
+      if (map[c] != '.')
+        combined[c] = combined[c] == '.' ? map[c] : '!';
+    fmt::print("{:>2}  {:<9}  {:>9}  {:>8}  {:>4}  {}\n", i, u.label,
+               u.requested ? std::to_string(u.requested) : "-", u.obtained, u.sms.size(), map);
+  }
+  fmt::print("{:>2}  {:<9}  {:>9}  {:>8}  {:>4}  {}\n", "", "all", "", "", "", combined);
+  for (std::size_t i = 0; i < set.parts().size(); ++i)
+    if (!set.parts()[i].rounding.empty())
+      fmt::print("note: partition {} ({}): {}\n", i, set.parts()[i].label(),
+                 set.parts()[i].rounding);
+  for (const auto &n : report.notes)
+    fmt::print("note: {}\n", n);
+  if (report.ok()) {
+    fmt::print(
+        "\nOK: every partition stayed within its SMs, and no SM was used by two partitions\n");
+    return exit_ok;
+  }
+  for (const auto &v : report.violations)
+    fmt::print("VIOLATION: {}\n", v);
+  fmt::print("\nFAILED: {} violation{} ('!' in the map marks an SM used by two partitions)\n",
+             report.violations.size(), report.violations.size() == 1 ? "" : "s");
+  return exit_check_failed;
+}
+
+void add_verify(CLI::App &app, action &run) {
+  auto opt = std::make_shared<verify_options>();
+  auto *cmd = app.add_subcommand(
+      "verify", "Create the partitions of SPLIT, run a %smid probe on all at once, and check that "
+                "they are disjoint and that each kernel stayed inside its partition");
+  cmd->add_option("SPLIT", opt->split,
+                  "SM counts separated by commas, optionally ending in 'rest' (e.g. 16,rest or "
+                  "8,8,rest)")
+      ->required();
+  add_device_option(*cmd, opt->device);
+  cmd->add_flag("--json", opt->json, "Print JSON instead of text");
+  cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
+                "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
+  cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,
+                  "Probe blocks per device SM launched on each partition")
+      ->capture_default_str();
+  cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
+}
+
+} // namespace greenctx::cli

@@ -1,0 +1,27 @@
+// The subcommands. Each registers itself on the app and, when chosen, sets `run` to the function
+// that does the work (called by main inside the error handler).
+#pragma once
+
+#include <greenctx/greenctx.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace greenctx::cli {
+
+using action = std::function<int()>;
+
+void add_info(CLI::App &app, action &run);
+void add_verify(CLI::App &app, action &run);
+void add_demo(CLI::App &app, action &run);
+
+/// Verifies `set` on the hardware and prints the table and SM maps; returns exit_ok or
+/// exit_check_failed.
+int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
+                       const greenctx::partition_request &request, unsigned blocks_per_sm);
+
+/// Adds `--device N` (non-negative) bound to `ordinal`.
+void add_device_option(CLI::App &cmd, int &ordinal);
+
+} // namespace greenctx::cli

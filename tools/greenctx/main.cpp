@@ -1,0 +1,58 @@
+// greenctx: show, verify and demonstrate SM partitioning with CUDA green contexts.
+#include "cli_common.hpp"
+#include "commands.hpp"
+
+#include <exception>
+
+namespace greenctx::cli {
+
+void add_device_option(CLI::App &cmd, int &ordinal) {
+  cmd.add_option("-d,--device", ordinal, "GPU ordinal (default 0)")
+      ->check(CLI::Validator(
+          [](std::string &value) -> std::string {
+            const bool digits = !value.empty() && value.find_first_not_of("0123456789") ==
+                                                      std::string::npos;
+            if (digits && value.size() < 6) return {};
+            return "the GPU ordinal must be a whole number from 0 (got '" + value + "')";
+          },
+          "ORDINAL"))
+      ->capture_default_str();
+}
+
+} // namespace greenctx::cli
+
+int main(int argc, char **argv) try {
+  using namespace greenctx::cli;
+  CLI::App app{"greenctx: partition a GPU's SMs with CUDA green contexts"};
+  app.name("greenctx");
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 ok; 1 a verification check failed; 2 bad input (flags, split, counts,\n"
+             "GPU ordinal); 3 no NVIDIA driver or no GPU; 4 the driver lacks a needed feature;\n"
+             "5 another CUDA error.");
+  action run;
+  add_info(app, run);
+  add_verify(app, run);
+  add_demo(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    app.exit(e); // prints the message (and, for a missing subcommand, the usage)
+    return exit_usage;
+  }
+  try {
+    return run();
+  } catch (const greenctx::error &e) {
+    print_error(e.what());
+    return exit_code_for(e);
+  }
+} catch (const std::exception &e) {
+  greenctx::cli::print_error(std::string("unexpected error: ") + e.what());
+  return greenctx::cli::exit_cuda_error;
+} catch (...) {
+  greenctx::cli::print_error("unexpected error");
+  return greenctx::cli::exit_cuda_error;
+}
