@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the main job: `greenctx demo` on the first GPU. Where there is no GPU,
+# greenctx says so and exits 3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+exec build/tools/greenctx/greenctx demo "$@"

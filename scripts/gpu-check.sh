@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The whole GPU tier in one go, for the GPU machine: run from the repository root with a build/
+# made beforehand (scripts/setup.sh) and carried along. Writes logs and JSON under $OUT (or
+# ./gpu-check-out) and exits non-zero if any step failed. GREENCTX_BUILD names the build folder
+# (default build/; scripts/stage-gpu.sh makes a small stripped one, build-gpu/, to carry).
+#
+#   scripts/gpu-check.sh            everything: tests, CLI checks, demo
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/gpu-check-out}"
+mkdir -p "$out"
+log="$out/gpu-check.log"
+bin="${GREENCTX_BUILD:-build}"
+cli="$bin/tools/greenctx/greenctx"
+failed=()
+
+step() { # step NAME COMMAND...: runs it, appends to the log, remembers failures
+  local name=$1; shift
+  { echo; echo "=== $name: $*"; } | tee -a "$log"
+  "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "=== $name: exit $rc" | tee -a "$log"
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+}
+expect_rc() { # expect_rc CODE NAME COMMAND...: the command must exit with CODE
+  local want=$1 name=$2; shift 2
+  { echo; echo "=== $name (expects exit $want): $*"; } | tee -a "$log"
+  "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "=== $name: exit $rc" | tee -a "$log"
+  [ "$rc" -eq "$want" ] || failed+=("$name (exit $rc, expected $want)")
+}
+
+{
+  echo "greenctx GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv
+  echo "CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-unset}"
+  ldd "$cli"
+} 2>&1 | tee "$log"
+
+step info "$cli" info
+step info-json sh -c "$cli info --json > '$out/info.json' && cat '$out/info.json'"
+step gpu-tests "$bin/tests/greenctx_gpu_tests" --gtest_output="json:$out/gpu-tests.json"
+step cpu-tests "$bin/tests/greenctx_cpu_tests"
+step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
+step verify-16-rest "$cli" verify 16,rest
+step verify-8-8-rest "$cli" verify 8,8,rest
+step verify-16-8-rest-json sh -c "$cli verify 16,8,rest --json > '$out/verify-16-8-rest.json' && cat '$out/verify-16-8-rest.json'"
+expect_rc 2 verify-too-many "$cli" verify 128,8
+expect_rc 2 verify-unplaceable "$cli" verify 72,56
+expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
+expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
+step demo sh -c "$cli demo | tee '$out/demo.txt'"
+
+echo | tee -a "$log"
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "GPU CHECK PASSED" | tee -a "$log"
+else
+  echo "GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
+  exit 1
+fi

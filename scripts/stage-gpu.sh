@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copies the binaries the GPU machine needs, stripped, into build-gpu/ (same layout as build/),
+# small enough to carry: then run `GREENCTX_BUILD=build-gpu scripts/gpu-check.sh` there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf build-gpu
+for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
+         tests/greenctx_no_driver_tests "$@"; do
+  mkdir -p "build-gpu/$(dirname "$f")"
+  strip -o "build-gpu/$f" "build/$f"
+done
+du -sh build-gpu
