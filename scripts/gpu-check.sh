@@ -14,10 +14,11 @@ bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 failed=()
 
+limit=${GPU_CHECK_STEP_TIMEOUT:-180} # seconds per step: a hang costs one step, not the lease
 step() { # step NAME COMMAND...: runs it, appends to the log, remembers failures
   local name=$1; shift
   { echo; echo "=== $name: $*"; } | tee -a "$log"
-  "$@" 2>&1 | tee -a "$log"
+  timeout "$limit" "$@" 2>&1 | tee -a "$log"
   local rc=${PIPESTATUS[0]}
   echo "=== $name: exit $rc" | tee -a "$log"
   [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
@@ -25,7 +26,7 @@ step() { # step NAME COMMAND...: runs it, appends to the log, remembers failures
 expect_rc() { # expect_rc CODE NAME COMMAND...: the command must exit with CODE
   local want=$1 name=$2; shift 2
   { echo; echo "=== $name (expects exit $want): $*"; } | tee -a "$log"
-  "$@" 2>&1 | tee -a "$log"
+  timeout "$limit" "$@" 2>&1 | tee -a "$log"
   local rc=${PIPESTATUS[0]}
   echo "=== $name: exit $rc" | tee -a "$log"
   [ "$rc" -eq "$want" ] || failed+=("$name (exit $rc, expected $want)")
@@ -40,18 +41,18 @@ expect_rc() { # expect_rc CODE NAME COMMAND...: the command must exit with CODE
 } 2>&1 | tee "$log"
 
 step info "$cli" info
-step info-json sh -c "$cli info --json > '$out/info.json' && cat '$out/info.json'"
+step info-json bash -o pipefail -c "$cli info --json > '$out/info.json' && cat '$out/info.json'"
 step gpu-tests "$bin/tests/greenctx_gpu_tests" --gtest_output="json:$out/gpu-tests.json"
-step cpu-tests "$bin/tests/greenctx_cpu_tests"
+step cpu-tests env GREENCTX_CLI="$cli" "$bin/tests/greenctx_cpu_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
 step verify-16-rest "$cli" verify 16,rest
 step verify-8-8-rest "$cli" verify 8,8,rest
-step verify-16-8-rest-json sh -c "$cli verify 16,8,rest --json > '$out/verify-16-8-rest.json' && cat '$out/verify-16-8-rest.json'"
+step verify-16-8-rest-json bash -o pipefail -c "$cli verify 16,8,rest --json > '$out/verify-16-8-rest.json' && cat '$out/verify-16-8-rest.json'"
 expect_rc 2 verify-too-many "$cli" verify 128,8
 expect_rc 2 verify-unplaceable "$cli" verify 72,56
 expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
 expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
-step demo sh -c "$cli demo | tee '$out/demo.txt'"
+step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then

@@ -98,9 +98,9 @@ partition_plan plan_partitions(const partition_request &request, unsigned sm_cou
   for (unsigned requested : request.counts) {
     ++index;
     // A single partition may be the whole device even off the alignment ("130" -> all 132).
-    const bool alone = request.counts.size() == 1 && !request.rest;
-    const rounded_size r = alone ? round_group_size(requested, grain, sm_count)
-                                 : round_group_size(requested, grain);
+    const bool alone = request.counts.size() == 1;
+    const rounded_size r =
+        alone ? round_group_size(requested, grain, sm_count) : round_group_size(requested, grain);
     if (r.size > sm_count)
       reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
              "partition " + std::to_string(index) + " asks " + std::to_string(requested) + " SMs" +

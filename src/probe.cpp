@@ -45,10 +45,9 @@ sm_probe::~sm_probe() {
 }
 
 void sm_probe::launch(stream_ref s) const {
-  {
-    detail::scoped_primary_context guard(s_.device);
-    GREENCTX_CALL(cuMemsetD32, s_.ids, no_sm, s_.blocks);
-  }
+  // Asynchronous and on the probe's own stream: launch() never waits for the device, so probes
+  // on several partitions can be queued back to back and run at the same time.
+  GREENCTX_CALL(cuMemsetD32Async, s_.ids, no_sm, s_.blocks, s.native_handle());
   CUdeviceptr ids = s_.ids;
   unsigned long long spin = s_.spin_ns;
   void *args[] = {&ids, &spin};
@@ -77,38 +76,6 @@ void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duratio
   unsigned long long ns = static_cast<unsigned long long>(std::max<long long>(0, duration.count()));
   void *args[] = {&ns};
   detail::launch(detail::kernel_id::spin, s.native_handle(), blocks, threads, args);
-}
-
-start_gate::start_gate(const device &dev) : device_(dev.native_handle()) {
-  detail::scoped_primary_context guard(device_);
-  void *host = nullptr;
-  GREENCTX_CALL(cuMemHostAlloc, &host, sizeof(unsigned),
-                CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
-  flag_ = static_cast<volatile unsigned *>(host);
-  *flag_ = 0;
-  const CUresult rc = detail::driver().cuMemHostGetDevicePointer(&device_flag_, host, 0);
-  if (rc != CUDA_SUCCESS) {
-    detail::driver().cuMemFreeHost(host);
-    detail::check(rc, "cuMemHostGetDevicePointer");
-  }
-}
-
-start_gate::~start_gate() {
-  open();
-  try {
-    detail::scoped_primary_context guard(device_);
-    detail::driver().cuMemFreeHost(const_cast<unsigned *>(flag_));
-  } catch (...) {
-  }
-}
-
-void start_gate::hold(stream_ref s) const {
-  GREENCTX_CALL(cuStreamWaitValue32, s.native_handle(), device_flag_, 1, CU_STREAM_WAIT_VALUE_GEQ);
-}
-
-void start_gate::open() noexcept {
-  if (flag_)
-    *flag_ = 1;
 }
 
 } // namespace greenctx

@@ -1,5 +1,6 @@
 #include "greenctx/verify.hpp"
 
+#include "greenctx/event.hpp"
 #include "greenctx/probe.hpp"
 #include "greenctx/stream.hpp"
 
@@ -12,21 +13,27 @@ verify_report verify_partitions(const device &dev, const partition_set &set, uns
 
   std::vector<stream> streams;
   std::vector<sm_probe> probes;
+  std::vector<event> starts, ends;
   std::vector<partition_usage> usage;
-  {
-    // All probes start together: each stream waits on the gate (no SM used while waiting), so
-    // the partitions are busy at the same time and any spill into a neighbour would show.
-    start_gate gate(dev);
-    for (const auto &p : set.parts()) {
-      streams.push_back(p.context.create_stream());
-      probes.emplace_back(dev, blocks, spin);
-      gate.hold(streams.back());
-      probes.back().launch(streams.back());
-      usage.push_back({p.label(), p.requested, p.obtained(), {}});
-    }
-    gate.open();
-    for (auto &s : streams)
-      s.synchronize();
+  for (const auto &p : set.parts()) {
+    streams.push_back(p.context.create_stream());
+    probes.emplace_back(dev, blocks, spin);
+    starts.emplace_back(dev.primary_context());
+    ends.emplace_back(dev.primary_context());
+    usage.push_back({p.label(), p.requested, p.obtained(), {}, 0, 0});
+  }
+  // Queued back to back with nothing that waits in between, so the partitions are busy at the
+  // same time and any spill into a neighbour would show.
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    starts[i].record(streams[i]);
+    probes[i].launch(streams[i]);
+    ends[i].record(streams[i]);
+  }
+  for (auto &s : streams)
+    s.synchronize();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    usage[i].start_us = 1000.0 * elapsed_ms(starts.front(), starts[i]);
+    usage[i].end_us = 1000.0 * elapsed_ms(starts.front(), ends[i]);
   }
   for (std::size_t i = 0; i < probes.size(); ++i)
     usage[i].sms = probes[i].sms_used();

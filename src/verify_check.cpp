@@ -1,6 +1,7 @@
 #include "greenctx/verify.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace greenctx {
@@ -38,6 +39,21 @@ verify_report check_usage(std::vector<partition_usage> parts, unsigned device_sm
                                     std::to_string(it->second) + " (" + parts[it->second].label +
                                     ") and " + name);
     }
+  }
+  report.timed = !parts.empty() && std::all_of(parts.begin(), parts.end(),
+                                               [](const auto &p) { return p.end_us > p.start_us; });
+  if (report.timed && parts.size() > 1) {
+    report.min_overlap_us = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      for (std::size_t j = i + 1; j < parts.size(); ++j) {
+        const double overlap = std::min(parts[i].end_us, parts[j].end_us) -
+                               std::max(parts[i].start_us, parts[j].start_us);
+        report.min_overlap_us = std::min(report.min_overlap_us, overlap);
+      }
+    if (report.min_overlap_us <= 0)
+      report.notes.push_back("the probes did not all run at the same time (shortest overlap " +
+                             std::to_string(report.min_overlap_us) +
+                             " us): disjointness was checked, but not under concurrent load");
   }
   report.parts = std::move(parts);
   return report;

@@ -1,5 +1,4 @@
-// Seeing where kernels run: a probe kernel that records %smid per block, spin kernels, and a start
-// gate that holds streams without occupying any SM.
+// Seeing where kernels run: a probe kernel that records %smid per block, and spin kernels.
 #pragma once
 
 #include "greenctx/device.hpp"
@@ -45,26 +44,5 @@ private:
 /// Launches `blocks` blocks of `threads` threads on `s`, each spinning for `duration`.
 void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
                  unsigned threads = 32);
-
-/// Holds streams until open(): each held stream waits on a flag in host memory mapped into the
-/// device (cuStreamWaitValue32), which uses no SM, so kernels queued behind it start together.
-/// Move-only; the destructor opens the gate first so that no stream waits forever.
-class start_gate {
-public:
-  explicit start_gate(const device &dev);
-  start_gate(const start_gate &) = delete;
-  start_gate &operator=(const start_gate &) = delete;
-  ~start_gate();
-
-  /// Makes later work on `s` wait until open().
-  void hold(stream_ref s) const;
-  /// Releases every held stream.
-  void open() noexcept;
-
-private:
-  CUdevice device_ = 0;
-  volatile unsigned *flag_ = nullptr;
-  CUdeviceptr device_flag_ = 0;
-};
 
 } // namespace greenctx

@@ -15,6 +15,8 @@ struct partition_usage {
   unsigned requested = 0;    ///< 0 for rest
   unsigned obtained = 0;     ///< SMs the green context holds
   std::vector<unsigned> sms; ///< distinct SM ids its probe blocks ran on, sorted
+  double start_us = 0;       ///< when its probe started and ended (device events), relative to
+  double end_us = 0;         ///< the first partition's start; both 0 when not timed
 };
 
 struct verify_report {
@@ -22,22 +24,31 @@ struct verify_report {
   unsigned sm_span = 0;                ///< SM ids are below this (the map's width)
   std::vector<std::string> violations; ///< empty when every check passed
   std::vector<std::string> notes;      ///< things worth knowing that are not violations
+  /// Shortest overlap in time between any two partitions' probes (negative: a gap), in us;
+  /// meaningful only when `timed`.
+  double min_overlap_us = 0;
+  bool timed = false; ///< probes carried start/end times
 
   bool ok() const noexcept { return violations.empty(); }
 };
 
 /// The checks, on usage already measured (pure): each partition ran on at most `obtained` SMs,
-/// and no SM was used by two partitions. A partition that used fewer SMs than it holds gets a note.
+/// and no SM was used by two partitions. A partition that used fewer SMs than it holds gets a
+/// note, and so do probes that did not all run at the same time (when timed).
 verify_report check_usage(std::vector<partition_usage> parts, unsigned device_sms);
 
 /// One character per SM id in [0, span): `mark` where `sms` has the id, '.' elsewhere.
 std::string sm_map(const std::vector<unsigned> &sms, unsigned span, char mark = '#');
 
-/// Runs the probe on every partition at once (all streams held by a start gate, released
-/// together) and checks the result. `blocks_per_sm` blocks per device SM are launched on each
-/// partition, each spinning for `spin`. Throws error on driver failures.
+/// Runs the probe on every partition at once and checks the result. The probes are queued back to
+/// back, each `blocks_per_sm` blocks per device SM spinning for `spin`, long enough to overlap;
+/// device events time each one so the report shows that they did. Throws error on driver failures.
+///
+/// (A start gate that holds streams on a host-resolved dependency, a cuStreamWaitValue32 on host
+/// memory or an event behind cuLaunchHostFunc, blocked later launches on the host on the H200 with
+/// driver 580 until it opened, so verify does without one.)
 verify_report verify_partitions(const device &dev, const partition_set &set,
                                 unsigned blocks_per_sm = 8,
-                                std::chrono::nanoseconds spin = std::chrono::microseconds(20));
+                                std::chrono::nanoseconds spin = std::chrono::microseconds(100));
 
 } // namespace greenctx

@@ -35,10 +35,7 @@ namespace greenctx::detail {
   X(cuMemAlloc, cuMemAlloc, 3020)                                                                  \
   X(cuMemFree, cuMemFree, 3020)                                                                    \
   X(cuMemcpyDtoH, cuMemcpyDtoH, 3020)                                                              \
-  X(cuMemsetD32, cuMemsetD32, 3020)                                                                \
-  X(cuMemHostAlloc, cuMemHostAlloc, 2020)                                                          \
-  X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer, 3020)                                    \
-  X(cuMemFreeHost, cuMemFreeHost, 2000)                                                            \
+  X(cuMemsetD32Async, cuMemsetD32Async, 3020)                                                      \
   X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050)                                  \
   X(cuStreamDestroy, cuStreamDestroy, 4000)                                                        \
   X(cuStreamSynchronize, cuStreamSynchronize, 2000)                                                \
@@ -47,7 +44,6 @@ namespace greenctx::detail {
   X(cuStreamGetPriority, cuStreamGetPriority, 5050)                                                \
   X(cuStreamGetFlags, cuStreamGetFlags, 5050)                                                      \
   X(cuStreamGetId, cuStreamGetId, 12000)                                                           \
-  X(cuStreamWaitValue32, cuStreamWaitValue32, 11070)                                               \
   X(cuStreamGetDevice, cuStreamGetDevice, 12080)                                                   \
   X(cuEventCreate, cuEventCreate, 2000)                                                            \
   X(cuEventDestroy, cuEventDestroy, 4000)                                                          \
@@ -56,12 +52,8 @@ namespace greenctx::detail {
   X(cuEventSynchronize, cuEventSynchronize, 2000)                                                  \
   X(cuEventElapsedTime, cuEventElapsedTime, 2000)                                                  \
   X(cuLibraryLoadData, cuLibraryLoadData, 12000)                                                   \
-  X(cuLibraryUnload, cuLibraryUnload, 12000)                                                       \
   X(cuLibraryGetKernel, cuLibraryGetKernel, 12000)                                                 \
   X(cuLaunchKernel, cuLaunchKernel, 4000)                                                          \
-  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060)                                                     \
-  X(cuOccupancyMaxPotentialClusterSize, cuOccupancyMaxPotentialClusterSize, 11070)                 \
-  X(cuOccupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, 11070)                             \
   X(cuDeviceGetDevResource, cuDeviceGetDevResource, 12040)                                         \
   X(cuCtxGetDevResource, cuCtxGetDevResource, 12040)                                               \
   X(cuGreenCtxGetDevResource, cuGreenCtxGetDevResource, 12040)                                     \

@@ -12,14 +12,16 @@ CUcontext current_context() {
                : nullptr;
   }();
   CUcontext ctx = nullptr;
-  if (get) get(&ctx);
+  if (get)
+    get(&ctx);
   return ctx;
 }
 
 void gpu_test::SetUp() {
   try {
     query_driver();
-    if (device::count() == 0) GTEST_SKIP() << "no GPU: the driver sees no device";
+    if (device::count() == 0)
+      GTEST_SKIP() << "no GPU: the driver sees no device";
   } catch (const error &e) {
     GTEST_SKIP() << "no GPU: " << e.what();
   }
@@ -28,10 +30,10 @@ void gpu_test::SetUp() {
 }
 
 void gpu_test::TearDown() {
-  if (!device_) return;
+  if (!device_)
+    return;
   device_.reset();
-  EXPECT_EQ(current_context(), context_before_)
-      << "the test changed the thread's current context";
+  EXPECT_EQ(current_context(), context_before_) << "the test changed the thread's current context";
 }
 
 } // namespace greenctx::test

@@ -54,24 +54,16 @@ TEST_F(confinement_test, two_contexts_from_one_descriptor_share_their_sms) {
   EXPECT_EQ(run_probe(a, 2000), run_probe(b, 2000));
 }
 
-TEST_F(confinement_test, green_streams_made_from_any_thread_stay_confined_under_load) {
-  // Both partitions busy at once, started by the gate: neither spills into the other.
+TEST_F(confinement_test, partitions_stay_confined_while_all_are_busy) {
+  // verify_partitions queues the probes back to back and times them: they must overlap in time,
+  // and neither may spill into the other meanwhile.
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
-  const stream a = set.parts()[0].context.create_stream();
-  const stream b = set.parts()[1].context.create_stream();
-  const sm_probe pa(dev(), 4000), pb(dev(), 16000);
-  {
-    start_gate gate(dev());
-    gate.hold(a);
-    gate.hold(b);
-    pa.launch(a);
-    pb.launch(b);
-    gate.open();
-    a.synchronize();
-    b.synchronize();
-  }
-  EXPECT_EQ(pa.sms_used().size(), 16u);
-  EXPECT_EQ(pb.sms_used().size(), dev().sms().sm_count() - 16);
+  const verify_report report = verify_partitions(dev(), set, 16, std::chrono::microseconds(200));
+  ASSERT_TRUE(report.timed);
+  EXPECT_GT(report.min_overlap_us, 0.0) << "the probes did not run at the same time";
+  EXPECT_TRUE(report.ok()) << (report.violations.empty() ? "" : report.violations.front());
+  EXPECT_EQ(report.parts[0].sms.size(), 16u);
+  EXPECT_EQ(report.parts[1].sms.size(), dev().sms().sm_count() - 16);
 }
 
 } // namespace

@@ -101,7 +101,8 @@ TEST_F(context_test, partition_set_whole_device) {
 }
 
 TEST_F(context_test, partition_set_refuses_what_the_driver_cannot_place) {
-  if (dev().sms().sm_count() != 132) GTEST_SKIP() << "the 15-groups-of-8 limit is the H200's";
+  if (dev().sms().sm_count() != 132)
+    GTEST_SKIP() << "the 15-groups-of-8 limit is the H200's";
   // 72 + 56 = 128 SMs fit by count, but need 16 pieces of 8 and the driver makes 15 (measured).
   try {
     partition_set::create(dev(), parse_partition_request("72,56"));

@@ -21,14 +21,21 @@ struct row {
   unsigned groups, size, left;
 };
 
-// Spec section 5, measured on the H200 with driver 580. Asking for many groups gives as many as fit.
+// Spec section 5, measured on the H200 with driver 580. Asking for many groups gives as many as
+// fit.
 const row measured[] = {
-    {0, split_flags::none, 15, 8, 12},     {1, split_flags::none, 15, 8, 12},
-    {8, split_flags::none, 15, 8, 12},     {10, split_flags::none, 8, 16, 4},
-    {16, split_flags::none, 8, 16, 4},     {24, split_flags::none, 5, 24, 12},
-    {32, split_flags::none, 4, 32, 4},     {40, split_flags::none, 3, 40, 12},
-    {64, split_flags::none, 2, 64, 4},     {66, split_flags::none, 1, 72, 60},
-    {100, split_flags::none, 1, 104, 28},  {132, split_flags::none, 1, 132, 0},
+    {0, split_flags::none, 15, 8, 12},
+    {1, split_flags::none, 15, 8, 12},
+    {8, split_flags::none, 15, 8, 12},
+    {10, split_flags::none, 8, 16, 4},
+    {16, split_flags::none, 8, 16, 4},
+    {24, split_flags::none, 5, 24, 12},
+    {32, split_flags::none, 4, 32, 4},
+    {40, split_flags::none, 3, 40, 12},
+    {64, split_flags::none, 2, 64, 4},
+    {66, split_flags::none, 1, 72, 60},
+    {100, split_flags::none, 1, 104, 28},
+    {132, split_flags::none, 1, 132, 0},
     {3, split_flags::ignore_sm_coscheduling, 33, 4, 0},
     {10, split_flags::ignore_sm_coscheduling, 13, 10, 2},
     {66, split_flags::ignore_sm_coscheduling, 2, 66, 0},
@@ -45,7 +52,8 @@ TEST_F(split_test, measured_table_of_spec_section_5) {
                  std::to_string(static_cast<unsigned>(r.flags)));
     const split_result s = split_by_count(all, 200, r.min_count, r.flags);
     ASSERT_EQ(s.groups.size(), r.groups);
-    for (const auto &g : s.groups) EXPECT_EQ(g.sm_count(), r.size);
+    for (const auto &g : s.groups)
+      EXPECT_EQ(g.sm_count(), r.size);
     EXPECT_EQ(s.remainder.sm_count(), r.left);
     EXPECT_EQ(count_groups(all, r.min_count, r.flags), r.groups);
     EXPECT_EQ(s.size.size, r.size);

@@ -14,7 +14,8 @@ class stream_event_test : public gpu_test {
 protected:
   void SetUp() override {
     gpu_test::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped())
+      return;
     set_.emplace(partition_set::create(dev(), parse_partition_request("16,16,rest")));
   }
   void TearDown() override {
@@ -93,14 +94,26 @@ float chained_ms(stream_ref first, stream_ref second, const std::function<void()
 TEST_F(stream_event_test, event_recorded_on_one_green_stream_orders_another) {
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
   const event start(gc(0)), end(gc(1)), link(gc(0), event_flags::disable_timing);
-  const float ms = chained_ms(a, b, [&] { link.record(a); b.wait(link); }, start, end);
+  const float ms = chained_ms(
+      a, b,
+      [&] {
+        link.record(a);
+        b.wait(link);
+      },
+      start, end);
   EXPECT_GE(ms, 20.0f);
 }
 
 TEST_F(stream_event_test, context_record_and_wait_cover_all_streams) {
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
   const event start(gc(0)), end(gc(1)), link(gc(0), event_flags::disable_timing);
-  const float ms = chained_ms(a, b, [&] { gc(0).record(link); gc(1).wait(link); }, start, end);
+  const float ms = chained_ms(
+      a, b,
+      [&] {
+        gc(0).record(link);
+        gc(1).wait(link);
+      },
+      start, end);
   EXPECT_GE(ms, 20.0f);
 }
 
@@ -110,7 +123,12 @@ TEST_F(stream_event_test, primary_record_covers_green_contexts) {
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
   const event start(gc(0)), end(gc(1)), link(dev().primary_context(), event_flags::disable_timing);
   const float ms = chained_ms(
-      a, b, [&] { dev().primary_context().record(link); b.wait(link); }, start, end);
+      a, b,
+      [&] {
+        dev().primary_context().record(link);
+        b.wait(link);
+      },
+      start, end);
   EXPECT_GE(ms, 20.0f);
 }
 
@@ -138,12 +156,14 @@ TEST_F(stream_event_test, any_thread_can_create_and_use_streams_of_one_context) 
         probe.launch(s);
         s.synchronize();
         used[t] = probe.sms_used();
-        if (current_context() != before) failures[t] = "the thread's current context changed";
+        if (current_context() != before)
+          failures[t] = "the thread's current context changed";
       } catch (const std::exception &e) {
         failures[t] = e.what();
       }
     });
-  for (auto &th : threads) th.join();
+  for (auto &th : threads)
+    th.join();
   std::set<unsigned> all;
   for (int t = 0; t < 4; ++t) {
     EXPECT_EQ(failures[t], "") << "thread " << t;

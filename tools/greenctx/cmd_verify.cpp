@@ -62,8 +62,13 @@ int run_verify(const verify_options &opt) {
          {"used", u.sms.size()},
          {"sms", u.sms},
          {"rounding", set.parts()[i].rounding},
-         {"map", sm_map(u.sms, report.sm_span, letter(i))}});
+         {"map", sm_map(u.sms, report.sm_span, letter(i))},
+         {"start_us", u.start_us},
+         {"end_us", u.end_us}});
   }
+  j["timed"] = report.timed;
+  j["min_overlap_us"] =
+      report.parts.size() > 1 ? nlohmann::json(report.min_overlap_us) : nlohmann::json(nullptr);
   j["violations"] = report.violations;
   j["notes"] = report.notes;
   j["ok"] = report.ok();
@@ -97,6 +102,10 @@ int print_verification(const device &dev, const partition_set &set,
     if (!set.parts()[i].rounding.empty())
       fmt::print("note: partition {} ({}): {}\n", i, set.parts()[i].label(),
                  set.parts()[i].rounding);
+  if (report.timed && report.parts.size() > 1 && report.min_overlap_us > 0)
+    fmt::print("timing: the probes ran at the same time (shortest overlap between two "
+               "partitions: {})\n",
+               format_us(report.min_overlap_us));
   for (const auto &n : report.notes)
     fmt::print("note: {}\n", n);
   if (report.ok()) {

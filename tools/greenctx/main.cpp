@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 
+#include <cstdio>
 #include <exception>
 
 namespace greenctx::cli {
@@ -10,13 +11,20 @@ void add_device_option(CLI::App &cmd, int &ordinal) {
   cmd.add_option("-d,--device", ordinal, "GPU ordinal (default 0)")
       ->check(CLI::Validator(
           [](std::string &value) -> std::string {
-            const bool digits = !value.empty() && value.find_first_not_of("0123456789") ==
-                                                      std::string::npos;
-            if (digits && value.size() < 6) return {};
+            const bool digits =
+                !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && value.size() < 6)
+              return {};
             return "the GPU ordinal must be a whole number from 0 (got '" + value + "')";
           },
           "ORDINAL"))
       ->capture_default_str();
+}
+
+bool is_subcommand(CLI::App &app, const std::string &name) {
+  for (const CLI::App *sub : app.get_subcommands({}))
+    if (sub->get_name() == name) return true;
+  return false;
 }
 
 } // namespace greenctx::cli
@@ -25,7 +33,7 @@ int main(int argc, char **argv) try {
   using namespace greenctx::cli;
   CLI::App app{"greenctx: partition a GPU's SMs with CUDA green contexts"};
   app.name("greenctx");
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.footer("Exit codes: 0 ok; 1 a verification check failed; 2 bad input (flags, split, counts,\n"
              "GPU ordinal); 3 no NVIDIA driver or no GPU; 4 the driver lacks a needed feature;\n"
              "5 another CUDA error.");
@@ -33,6 +41,13 @@ int main(int argc, char **argv) try {
   add_info(app, run);
   add_verify(app, run);
   add_demo(app, run);
+
+  // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
+  if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
+    print_error(std::string("unknown subcommand '") + argv[1] +
+                "': the subcommands are info, verify and demo (see greenctx --help)");
+    return exit_usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
@@ -40,7 +55,15 @@ int main(int argc, char **argv) try {
   } catch (const CLI::CallForAllHelp &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
-    app.exit(e); // prints the message (and, for a missing subcommand, the usage)
+    print_error(
+        std::string(e.what()) + " (see greenctx " +
+        (app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name() + " ") +
+        "--help)");
+    return exit_usage;
+  }
+  if (!run) {
+    std::fputs(app.help().c_str(), stderr);
+    print_error("a subcommand is required: info, verify or demo");
     return exit_usage;
   }
   try {

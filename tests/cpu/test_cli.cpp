@@ -1,0 +1,250 @@
+// The greenctx CLI as a user meets it: exit codes, help, and error messages. The child runs with
+// GREENCTX_LIBCUDA pointing at a library that does not exist, so every command that needs the
+// driver fails the same way on machines with and without a GPU.
+//
+// Exit codes: 0 success, 1 verification failed, 2 usage error or bad input, 3 no driver or no GPU,
+// 4 driver lacks a feature, 5 other CUDA error. Errors go to stderr and start with "greenctx: ".
+#include "text_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+using greenctx_test::contains;
+
+constexpr int exit_ok = 0;
+constexpr int exit_usage = 2;
+constexpr int exit_no_driver = 3;
+
+struct cli_result {
+  int exit_code = -1; ///< -1 when the child did not exit normally (signal, timeout)
+  std::string out;
+  std::string err;
+};
+
+std::ostream &operator<<(std::ostream &os, const cli_result &r) {
+  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n"
+            << r.err;
+}
+
+// The parent's environment with GREENCTX_LIBCUDA replaced.
+std::vector<std::string> child_environment() {
+  const std::string key = "GREENCTX_LIBCUDA=";
+  std::vector<std::string> env;
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, key.c_str(), key.size()) != 0)
+      env.emplace_back(*e);
+  env.push_back(key + "/nonexistent/libcuda.so.1");
+  return env;
+}
+
+// Runs the CLI with `args`, capturing stdout, stderr and the exit code. Kills it after 30 s.
+cli_result run_cli(std::vector<std::string> args) {
+  cli_result result;
+  // GREENCTX_CLI overrides the build-time path (for binaries copied to another machine).
+  const char *override_path = std::getenv("GREENCTX_CLI");
+  args.insert(args.begin(), override_path && *override_path ? override_path : GREENCTX_CLI_PATH);
+  std::vector<char *> argv;
+  for (auto &a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto env_strings = child_environment();
+  std::vector<char *> envp;
+  for (auto &e : env_strings)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int out_pipe[2], err_pipe[2];
+  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
+    ADD_FAILURE() << "pipe: " << std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+    posix_spawn_file_actions_addclose(&actions, fd);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (spawned != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    ADD_FAILURE() << "cannot start " << argv[0] << ": " << std::strerror(spawned);
+    return result;
+  }
+
+  // Read both pipes until they close, so a chatty child never blocks on a full pipe.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string *sinks[2] = {&result.out, &result.err};
+  int open_pipes = 2;
+  bool timed_out = false;
+  while (open_pipes > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR)
+      break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_pipes;
+      }
+    }
+  }
+  for (const auto &f : fds)
+    if (f.fd >= 0)
+      close(f.fd);
+  if (timed_out)
+    kill(pid, SIGKILL);
+
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    ADD_FAILURE() << "the CLI did not finish within 30 s";
+  else if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    ADD_FAILURE() << "the CLI died of signal " << WTERMSIG(status);
+  return result;
+}
+
+// An error exit: the code, and a message on stderr that starts with "greenctx: ".
+void expect_error(const cli_result &r, int code) {
+  EXPECT_EQ(r.exit_code, code) << r;
+  EXPECT_TRUE(r.err.starts_with("greenctx: ")) << "stderr does not start with \"greenctx: \"\n"
+                                               << r;
+}
+
+// ---- help --------------------------------------------------------------------------------------
+
+TEST(Cli, HelpListsTheSubcommands) {
+  const auto r = run_cli({"--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "info")) << r;
+  EXPECT_TRUE(contains(r.out, "verify")) << r;
+  EXPECT_TRUE(contains(r.out, "demo")) << r;
+}
+
+TEST(Cli, InfoHelpShowsDeviceAndJson) {
+  const auto r = run_cli({"info", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "--device")) << r;
+  EXPECT_TRUE(contains(r.out, "--json")) << r;
+}
+
+TEST(Cli, VerifyHelpShowsDeviceAndJson) {
+  const auto r = run_cli({"verify", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "--device")) << r;
+  EXPECT_TRUE(contains(r.out, "--json")) << r;
+}
+
+TEST(Cli, DemoHelpShowsDevice) {
+  const auto r = run_cli({"demo", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "--device")) << r;
+}
+
+// ---- usage errors (exit 2), decided before the driver is touched --------------------------------
+
+TEST(Cli, NoSubcommandPrintsHelpAndFails) {
+  const auto r = run_cli({});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.out + r.err, "verify")) << r;
+}
+
+TEST(Cli, UnknownSubcommand) {
+  const auto r = run_cli({"frobnicate"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "frobnicate")) << r;
+}
+
+TEST(Cli, VerifyWithoutSplit) {
+  expect_error(run_cli({"verify"}), exit_usage);
+}
+
+TEST(Cli, VerifyEmptyItem) {
+  const auto r = run_cli({"verify", "16,,rest"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "empty")) << r;
+}
+
+TEST(Cli, VerifyZeroSms) {
+  const auto r = run_cli({"verify", "0,rest"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "0 SMs")) << r;
+}
+
+TEST(Cli, VerifyNotANumber) {
+  expect_error(run_cli({"verify", "abc"}), exit_usage);
+}
+
+TEST(Cli, VerifyRestNotLast) {
+  const auto r = run_cli({"verify", "16,rest,8"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "last")) << r;
+}
+
+TEST(Cli, InfoNegativeDevice) {
+  expect_error(run_cli({"info", "--device", "-1"}), exit_usage);
+}
+
+TEST(Cli, InfoDeviceNotANumber) {
+  expect_error(run_cli({"info", "--device", "x"}), exit_usage);
+}
+
+// ---- no driver (exit 3) ------------------------------------------------------------------------
+
+TEST(Cli, InfoWithoutDriver) {
+  const auto r = run_cli({"info"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
+TEST(Cli, InfoJsonWithoutDriver) {
+  expect_error(run_cli({"info", "--json"}), exit_no_driver);
+}
+
+TEST(Cli, VerifyWithoutDriver) {
+  const auto r = run_cli({"verify", "16,rest"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
+TEST(Cli, DemoWithoutDriver) {
+  expect_error(run_cli({"demo"}), exit_no_driver);
+}
+
+} // namespace
