@@ -7,6 +7,7 @@
 #include "greenctx/event.hpp"
 #include "greenctx/execution_context.hpp"
 #include "greenctx/granularity.hpp"
+#include "greenctx/memory.hpp"
 #include "greenctx/partition.hpp"
 #include "greenctx/partition_plan.hpp"
 #include "greenctx/probe.hpp"
@@ -14,3 +15,4 @@
 #include "greenctx/split.hpp"
 #include "greenctx/stream.hpp"
 #include "greenctx/verify.hpp"
+#include "greenctx/workloads.hpp"

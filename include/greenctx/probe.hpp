@@ -2,6 +2,7 @@
 #pragma once
 
 #include "greenctx/device.hpp"
+#include "greenctx/memory.hpp"
 #include "greenctx/stream.hpp"
 
 #include <chrono>
@@ -9,7 +10,7 @@
 
 namespace greenctx {
 
-/// Device memory for one SM id per block, and the kernel that fills it. Move-only.
+/// Device memory for one SM id per block, and the kernel that fills it. Movable, not copyable.
 /// Thread safety: launch() and read() on one probe must not overlap.
 class sm_probe {
 public:
@@ -17,13 +18,7 @@ public:
   /// for `spin` so that the launch spreads over every SM its context allows.
   sm_probe(const device &dev, unsigned blocks,
            std::chrono::nanoseconds spin = std::chrono::microseconds(20));
-  sm_probe(sm_probe &&other) noexcept;
-  sm_probe &operator=(sm_probe &&other) noexcept;
-  sm_probe(const sm_probe &) = delete;
-  sm_probe &operator=(const sm_probe &) = delete;
-  ~sm_probe();
-
-  unsigned blocks() const noexcept { return s_.blocks; }
+  unsigned blocks() const noexcept { return blocks_; }
   /// Fills the ids with a marker, then launches the probe on `s`.
   void launch(stream_ref s) const;
   /// The SM of each block; call once the launch has completed.
@@ -32,17 +27,9 @@ public:
   std::vector<unsigned> sms_used() const;
 
 private:
-  struct state {
-    CUdevice device = 0;
-    CUdeviceptr ids = 0;
-    unsigned blocks = 0;
-    unsigned long long spin_ns = 0;
-  };
-  state s_;
+  device_buffer ids_;
+  unsigned blocks_ = 0;
+  unsigned long long spin_ns_ = 0;
 };
-
-/// Launches `blocks` blocks of `threads` threads on `s`, each spinning for `duration`.
-void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
-                 unsigned threads = 32);
 
 } // namespace greenctx

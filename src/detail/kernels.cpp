@@ -14,6 +14,8 @@ namespace {
 struct kernel_library {
   CUkernel probe = nullptr;
   CUkernel spin = nullptr;
+  CUkernel timed_spin = nullptr;
+  CUkernel stream_copy = nullptr;
 
   kernel_library() {
     // Loaded once and kept for the life of the process. cuLibraryLoadData is context-independent:
@@ -23,6 +25,8 @@ struct kernel_library {
                   nullptr, 0);
     GREENCTX_CALL(cuLibraryGetKernel, &probe, lib, "greenctx_probe");
     GREENCTX_CALL(cuLibraryGetKernel, &spin, lib, "greenctx_spin");
+    GREENCTX_CALL(cuLibraryGetKernel, &timed_spin, lib, "greenctx_timed_spin");
+    GREENCTX_CALL(cuLibraryGetKernel, &stream_copy, lib, "greenctx_stream_copy");
   }
 };
 
@@ -35,6 +39,10 @@ CUkernel kernel(kernel_id id) {
     return lib.probe;
   case kernel_id::spin:
     return lib.spin;
+  case kernel_id::timed_spin:
+    return lib.timed_spin;
+  case kernel_id::stream_copy:
+    return lib.stream_copy;
   }
   return nullptr;
 }

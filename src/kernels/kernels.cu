@@ -30,3 +30,25 @@ extern "C" __global__ void greenctx_probe(unsigned *smids, unsigned long long sp
 
 // Each block keeps its SM busy for spin_ns nanoseconds (the guide's long and critical kernels).
 extern "C" __global__ void greenctx_spin(unsigned long long spin_ns) { spin_for(spin_ns); }
+
+// Like greenctx_spin, recording each block's start and end (%globaltimer, ns) in
+// stamps[2 * block] and stamps[2 * block + 1]: the benchmark's critical kernel.
+extern "C" __global__ void greenctx_timed_spin(unsigned long long spin_ns,
+                                               unsigned long long *stamps) {
+  const unsigned long long start = global_ns();
+  spin_for(spin_ns);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = start;
+    stamps[2 * blockIdx.x + 1] = global_ns();
+  }
+}
+
+// Each block copies its own chunk of `chunk` 16-byte words from in to out: a memory-bound
+// workload whose blocks are units of work, so it spreads over whatever SMs it is given.
+extern "C" __global__ void greenctx_stream_copy(const uint4 *in, uint4 *out,
+                                                unsigned long long chunk) {
+  const unsigned long long base = chunk * blockIdx.x;
+  for (unsigned long long i = threadIdx.x; i < chunk; i += blockDim.x)
+    out[base + i] = in[base + i];
+}

@@ -1,0 +1,56 @@
+#include "greenctx/memory.hpp"
+
+#include "detail/context_guard.hpp"
+#include "detail/driver_api.hpp"
+#include "greenctx/error.hpp"
+
+#include <utility>
+
+namespace greenctx {
+
+device_buffer::device_buffer(const device &dev, std::size_t bytes) {
+  if (bytes == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer",
+                        "cannot allocate 0 bytes");
+  s_.device = dev.native_handle();
+  s_.bytes = bytes;
+  detail::scoped_primary_context guard(s_.device);
+  const CUresult rc = detail::driver().cuMemAlloc(&s_.ptr, bytes);
+  if (rc != CUDA_SUCCESS)
+    detail::check(rc, "cuMemAlloc", "allocating " + std::to_string(bytes) + " bytes");
+}
+
+device_buffer::device_buffer(device_buffer &&other) noexcept
+    : s_(std::exchange(other.s_, state{})) {}
+
+device_buffer &device_buffer::operator=(device_buffer &&other) noexcept {
+  device_buffer tmp(std::move(other));
+  std::swap(s_, tmp.s_);
+  return *this;
+}
+
+device_buffer::~device_buffer() {
+  if (!s_.ptr)
+    return;
+  try {
+    detail::scoped_primary_context guard(s_.device);
+    detail::driver().cuMemFree(s_.ptr);
+  } catch (...) {
+    // destructors do not throw; the memory goes with the context
+  }
+}
+
+void device_buffer::copy_to_host(void *host, std::size_t bytes) const {
+  if (bytes > s_.bytes)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_to_host",
+                        "asked " + std::to_string(bytes) + " bytes of a " +
+                            std::to_string(s_.bytes) + "-byte buffer");
+  detail::scoped_primary_context guard(s_.device);
+  GREENCTX_CALL(cuMemcpyDtoH, host, s_.ptr, bytes);
+}
+
+void device_buffer::fill_async(unsigned pattern, stream_ref s) const {
+  GREENCTX_CALL(cuMemsetD32Async, s_.ptr, pattern, s_.bytes / sizeof(unsigned), s.native_handle());
+}
+
+} // namespace greenctx
