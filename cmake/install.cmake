@@ -18,6 +18,37 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/greenctxConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/greenctxConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/greenctx)
 
-set(GREENCTX_PC_CUDA_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}")
+# greenctx.pc finds its prefix from its own location (${pcfiledir}), so an install with
+# `cmake --install build --prefix DIR` (or a moved prefix) points at DIR, not at
+# CMAKE_INSTALL_PREFIX as it was at configure time.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(GREENCTX_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(GREENCTX_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  file(RELATIVE_PATH pc_to_prefix "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+  string(REGEX REPLACE "/$" "" pc_to_prefix "${pc_to_prefix}")
+  set(GREENCTX_PC_PREFIX "\${pcfiledir}/${pc_to_prefix}")
+  set(GREENCTX_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(GREENCTX_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(GREENCTX_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+# The toolkit may give several include directories (CUDA 13 adds include/cccl).
+list(TRANSFORM CUDAToolkit_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE pc_cuda_flags)
+list(JOIN pc_cuda_flags " " GREENCTX_PC_CUDA_CFLAGS)
+# A static libgreenctx needs its own dependencies (libdl) on the consumer's link line; pkg-config
+# adds Libs.private only with --static, so they go to Libs then.
+list(TRANSFORM CMAKE_DL_LIBS PREPEND "-l" OUTPUT_VARIABLE pc_deps)
+list(JOIN pc_deps " " pc_deps)
+get_target_property(greenctx_type greenctx TYPE)
+if(greenctx_type STREQUAL "STATIC_LIBRARY")
+  set(GREENCTX_PC_LIBS "${pc_deps}")
+  set(GREENCTX_PC_LIBS_PRIVATE "")
+else()
+  set(GREENCTX_PC_LIBS "")
+  set(GREENCTX_PC_LIBS_PRIVATE "${pc_deps}")
+endif()
 configure_file(cmake/greenctx.pc.in ${CMAKE_CURRENT_BINARY_DIR}/greenctx.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/greenctx.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
