@@ -76,6 +76,12 @@ int device::attribute(CUdevice_attribute which) const {
   return v;
 }
 
+std::string device::pci_bus_id() const {
+  char buf[64] = {};
+  GREENCTX_CALL(cuDeviceGetPCIBusId, buf, sizeof buf, s_.handle);
+  return buf;
+}
+
 std::pair<int, int> device::compute_capability() const {
   return {attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
           attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
@@ -111,7 +117,7 @@ std::optional<int> max_connections_from_environment() {
     return std::nullopt;
   int n = 0;
   const auto [ptr, ec] = std::from_chars(v, v + std::strlen(v), n);
-  if (ec != std::errc() || *ptr != '\0')
+  if (ec != std::errc() || *ptr != '\0' || n < 1 || n > 32)
     return std::nullopt;
   return n;
 }

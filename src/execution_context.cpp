@@ -103,6 +103,16 @@ green_context_ref::green_context_ref(CUgreenCtx handle, CUdevice dev)
     : execution_context_ref(context_of(handle), handle, dev) {
 }
 
+scoped_current_context::scoped_current_context(execution_context_ref ctx) {
+  require_context(ctx, "greenctx::scoped_current_context");
+  GREENCTX_CALL(cuCtxPushCurrent, ctx.context());
+}
+
+scoped_current_context::~scoped_current_context() {
+  CUcontext popped = nullptr;
+  detail::driver().cuCtxPopCurrent(&popped);
+}
+
 green_context green_context::create(const descriptor &desc) {
   if (!desc.native_handle())
     throw request_error(CUDA_ERROR_INVALID_VALUE, "green_context::create",

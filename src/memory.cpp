@@ -49,6 +49,24 @@ void device_buffer::copy_to_host(void *host, std::size_t bytes) const {
   GREENCTX_CALL(cuMemcpyDtoH, host, s_.ptr, bytes);
 }
 
+void device_buffer::copy_to_host(void *host, std::size_t bytes, stream_ref s) const {
+  if (bytes > s_.bytes)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_to_host",
+                        "asked " + std::to_string(bytes) + " bytes of a " +
+                            std::to_string(s_.bytes) + "-byte buffer");
+  GREENCTX_CALL(cuMemcpyDtoHAsync, host, s_.ptr, bytes, s.native_handle());
+  s.synchronize();
+}
+
+void device_buffer::copy_from_host(const void *host, std::size_t bytes) {
+  if (bytes > s_.bytes)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_from_host",
+                        std::to_string(bytes) + " bytes do not fit in a " +
+                            std::to_string(s_.bytes) + "-byte buffer");
+  detail::scoped_primary_context guard(s_.device);
+  GREENCTX_CALL(cuMemcpyHtoD, s_.ptr, host, bytes);
+}
+
 void device_buffer::fill_async(unsigned pattern, stream_ref s) const {
   GREENCTX_CALL(cuMemsetD32Async, s_.ptr, pattern, s_.bytes / sizeof(unsigned), s.native_handle());
 }

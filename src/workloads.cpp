@@ -47,4 +47,16 @@ std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const devi
   return chunk * blocks * 16;
 }
 
+CUkernel builtin_kernel(std::string_view name) {
+  using detail::kernel_id;
+  for (const auto &[n, id] : {std::pair{"greenctx_spin", kernel_id::spin},
+                              std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
+                              std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
+                              std::pair{"greenctx_probe", kernel_id::probe}})
+    if (name == n)
+      return detail::kernel(id);
+  throw request_error(CUDA_ERROR_NOT_FOUND, "greenctx::builtin_kernel",
+                      "no built-in kernel named '" + std::string(name) + "'");
+}
+
 } // namespace greenctx

@@ -38,6 +38,8 @@ public:
   /// {major, minor}, e.g. {9, 0}.
   std::pair<int, int> compute_capability() const;
   int attribute(CUdevice_attribute which) const;
+  /// "0000:19:00.0": the PCI address, which matches the GPU in nvidia-smi and NVML.
+  std::string pci_bus_id() const;
 
   /// All SMs of the device (cuDeviceGetDevResource), with min partition and alignment filled in.
   sm_resource sms() const;
@@ -60,8 +62,9 @@ private:
   state s_;
 };
 
-/// CUDA_DEVICE_MAX_CONNECTIONS as the driver will read it: the environment value when it is set
-/// to a whole number, else nullopt (the driver's default applies: 8 on current drivers).
+/// CUDA_DEVICE_MAX_CONNECTIONS from the environment when it is a whole number in the documented
+/// range 1..32, else nullopt (unset, malformed or out of range: the driver's default of 8 is
+/// assumed; what the driver does with out-of-range values is not measured).
 std::optional<int> max_connections_from_environment();
 
 } // namespace greenctx

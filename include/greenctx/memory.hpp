@@ -29,6 +29,11 @@ public:
 
   /// Copies the first `bytes` to `host` (synchronous).
   void copy_to_host(void *host, std::size_t bytes) const;
+  /// Copies the first `bytes` to `host` in order on `s`, and waits for `s`: use it when other
+  /// streams keep the device busy and the copy must not queue behind them.
+  void copy_to_host(void *host, std::size_t bytes, stream_ref s) const;
+  /// Copies `bytes` from `host` into the start of the buffer (synchronous).
+  void copy_from_host(const void *host, std::size_t bytes);
   /// Fills the buffer with a 32-bit pattern, asynchronously on `s`.
   void fill_async(unsigned pattern, stream_ref s) const;
 

@@ -7,6 +7,7 @@
 #include "greenctx/stream.hpp"
 
 #include <chrono>
+#include <string_view>
 
 namespace greenctx {
 
@@ -25,5 +26,10 @@ void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds d
 /// both buffers, and are returned. Throws request_error when that is 0.
 std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const device_buffer &out,
                                unsigned blocks, unsigned threads = 256);
+
+/// The context-independent handle (CUkernel) of a built-in kernel, for raw driver launches that
+/// compare with greenctx's: "greenctx_spin" (args: unsigned long long ns), "greenctx_timed_spin",
+/// "greenctx_stream_copy", "greenctx_probe". Throws request_error for an unknown name.
+CUkernel builtin_kernel(std::string_view name);
 
 } // namespace greenctx

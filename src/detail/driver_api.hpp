@@ -22,6 +22,7 @@ namespace greenctx::detail {
   X(cuDeviceGetCount, cuDeviceGetCount, 2000)                                                      \
   X(cuDeviceGetName, cuDeviceGetName, 2000)                                                        \
   X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000)                                              \
+  X(cuDeviceGetPCIBusId, cuDeviceGetPCIBusId, 4010)                                                \
   X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000)                                      \
   X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 11000)                                   \
   X(cuCtxGetId, cuCtxGetId, 12000)                                                                 \
@@ -35,6 +36,8 @@ namespace greenctx::detail {
   X(cuMemAlloc, cuMemAlloc, 3020)                                                                  \
   X(cuMemFree, cuMemFree, 3020)                                                                    \
   X(cuMemcpyDtoH, cuMemcpyDtoH, 3020)                                                              \
+  X(cuMemcpyHtoD, cuMemcpyHtoD, 3020)                                                              \
+  X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync, 3020)                                                    \
   X(cuMemsetD32Async, cuMemsetD32Async, 3020)                                                      \
   X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050)                                  \
   X(cuStreamDestroy, cuStreamDestroy, 4000)                                                        \

@@ -65,6 +65,12 @@ TEST_F(MaxConnectionsEnvironment, LeadingCharactersAreNullopt) {
   EXPECT_EQ(with(" 4"), std::nullopt);
 }
 
+TEST_F(MaxConnectionsEnvironment, OutsideTheDocumentedRangeIsNullopt) {
+  EXPECT_EQ(with("0"), std::nullopt);
+  EXPECT_EQ(with("-4"), std::nullopt);
+  EXPECT_EQ(with("33"), std::nullopt);
+}
+
 TEST_F(MaxConnectionsEnvironment, TooLargeForAnIntIsNullopt) {
   EXPECT_EQ(with("99999999999"), std::nullopt);
 }

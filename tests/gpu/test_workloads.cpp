@@ -1,0 +1,81 @@
+// Device memory, the benchmark workloads, and the interop helpers.
+#include "gpu_fixture.hpp"
+
+#include <numeric>
+
+namespace greenctx::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class workload_test : public gpu_test {};
+
+TEST_F(workload_test, buffer_round_trip_and_fill) {
+  device_buffer buf(dev(), 4096);
+  EXPECT_EQ(buf.size(), 4096u);
+  std::vector<unsigned> in(1024);
+  std::iota(in.begin(), in.end(), 7u);
+  buf.copy_from_host(in.data(), in.size() * 4);
+  std::vector<unsigned> out(1024);
+  buf.copy_to_host(out.data(), out.size() * 4);
+  EXPECT_EQ(in, out);
+  const stream s = dev().primary_context().create_stream(stream_flags::non_blocking);
+  buf.fill_async(0xabcdef01u, s);
+  buf.copy_to_host(out.data(), out.size() * 4, s);
+  EXPECT_EQ(out, std::vector<unsigned>(1024, 0xabcdef01u));
+  EXPECT_THROW(buf.copy_to_host(out.data(), 8192), request_error);
+  EXPECT_THROW(device_buffer(dev(), 0), request_error);
+}
+
+TEST_F(workload_test, timed_spin_records_each_block) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const stream s = set.parts()[0].context.create_stream();
+  device_buffer stamps(dev(), 16 * 2 * sizeof(unsigned long long));
+  launch_timed_spin(s, 16, 50us, 128, stamps);
+  std::vector<unsigned long long> t(32);
+  stamps.copy_to_host(t.data(), t.size() * 8, s);
+  for (int b = 0; b < 16; ++b) {
+    EXPECT_GT(t[2 * b], 0u) << "block " << b;
+    EXPECT_GE(t[2 * b + 1] - t[2 * b], 50'000u) << "block " << b << " spun less than 50 us";
+    EXPECT_LT(t[2 * b + 1] - t[2 * b], 5'000'000u) << "block " << b;
+  }
+  device_buffer small(dev(), 16);
+  EXPECT_THROW(launch_timed_spin(s, 16, 1us, 32, small), request_error);
+}
+
+TEST_F(workload_test, stream_copy_copies_on_a_partition) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const stream s = set.parts()[0].context.create_stream();
+  const std::size_t words = 1 << 20;
+  device_buffer in(dev(), words * 4), out(dev(), words * 4);
+  std::vector<unsigned> host(words);
+  std::iota(host.begin(), host.end(), 1u);
+  in.copy_from_host(host.data(), words * 4);
+  out.fill_async(0, s);
+  const std::size_t copied = launch_stream_copy(s, in, out, 256);
+  EXPECT_EQ(copied, words * 4);
+  std::vector<unsigned> back(words);
+  out.copy_to_host(back.data(), words * 4, s);
+  EXPECT_EQ(back, host);
+  EXPECT_THROW(launch_stream_copy(s, in, out, static_cast<unsigned>(words)), request_error);
+}
+
+TEST_F(workload_test, builtin_kernels_and_pci_id) {
+  EXPECT_NE(builtin_kernel("greenctx_spin"), nullptr);
+  EXPECT_THROW(builtin_kernel("nope"), request_error);
+  const std::string pci = dev().pci_bus_id();
+  EXPECT_EQ(pci.size(), 12u) << pci; // "0000:19:00.0"
+}
+
+TEST_F(workload_test, scoped_current_context_pushes_and_pops) {
+  const CUcontext before = current_context();
+  {
+    scoped_current_context current(dev().primary_context());
+    EXPECT_EQ(current_context(), dev().primary_context().context());
+  }
+  EXPECT_EQ(current_context(), before);
+  EXPECT_THROW(scoped_current_context(execution_context_ref{}), error);
+}
+
+} // namespace
+} // namespace greenctx::test
