@@ -54,6 +54,36 @@ expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
 expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
+# Benchmarks: results (JSON with raw samples, CSV, SVG, markdown) go to $out/results and are
+# packed into one archive at the end (the device tool returns at most 8 files).
+res="$out/results"
+mkdir -p "$res"
+if [ -z "${GREENCTX_CUBLAS:-}" ]; then
+  for p in /usr/local/cuda/lib64/libcublas.so.13 \
+           "$(python3 -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null)/lib/libcublas.so.13"; do
+    [ -e "$p" ] && export GREENCTX_CUBLAS="$p" && break
+  done
+fi
+echo "GREENCTX_CUBLAS=${GREENCTX_CUBLAS:-unset}" | tee -a "$log"
+bench() { # bench NAME [VAR=VALUE...] ARGS...: one `greenctx bench` run with every output kept
+  local name=$1; shift
+  local vars=()
+  while [[ "${1:-}" == *=* ]]; do vars+=("$1"); shift; done
+  step "bench-$name" env "${vars[@]}" "$cli" bench "$@" --json "$res/bench-$name.json" --csv "$res/bench-$name.csv" \
+    --svg "$res/bench-$name.svg" --markdown "$res/bench-$name.md"
+}
+bench spin-kernel --background spin --critical kernel
+# The same with 32 hardware work queues instead of the default 8: does the front end explain what
+# is left of the interference between partitions?
+bench spin-kernel-conn32 CUDA_DEVICE_MAX_CONNECTIONS=32 --background spin --critical kernel
+bench memory-kernel --background memory --critical kernel
+bench gemm-kernel --background gemm --critical kernel
+bench gemm-gemm --background gemm --critical gemm
+step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=5 \
+  --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
+  --benchmark_out_format=json
+tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
+
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then
   echo "GPU CHECK PASSED" | tee -a "$log"

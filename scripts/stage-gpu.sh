@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build-gpu
 for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
-         tests/greenctx_no_driver_tests "$@"; do
+         tests/greenctx_no_driver_tests bench/greenctx_overhead_bench "$@"; do
   mkdir -p "build-gpu/$(dirname "$f")"
   strip -o "build-gpu/$f" "build/$f"
 done
+# Google Benchmark is shared on Debian; the benchmark finds it beside itself ($ORIGIN).
+cp -L "$(ldd build/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" build-gpu/bench/
 du -sh build-gpu

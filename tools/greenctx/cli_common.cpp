@@ -40,6 +40,22 @@ nlohmann::json environment_json(const driver_info &drv, const device &dev) {
   };
 }
 
+namespace {
+std::string &stored_command_line() {
+  static std::string line;
+  return line;
+}
+} // namespace
+
+void set_command_line(int argc, char **argv) {
+  std::string &line = stored_command_line();
+  line.clear();
+  for (int i = 0; i < argc; ++i)
+    line += (i ? " " : "") + std::string(argv[i]);
+}
+
+const std::string &command_line() { return stored_command_line(); }
+
 std::string format_us(double us) {
   if (us >= 1000.0)
     return fmt::format("{:.2f} ms", us / 1000.0);

@@ -28,6 +28,10 @@ void print_error(const std::string &message);
 /// Environment every result carries: driver, toolkit, GPU, SMs, granularity.
 nlohmann::json environment_json(const driver_info &drv, const device &dev);
 
+/// The command line as typed (for result files), set once by main.
+void set_command_line(int argc, char **argv);
+const std::string &command_line();
+
 /// "3.0 us" / "1.25 ms" for a duration in microseconds.
 std::string format_us(double us);
 

@@ -30,6 +30,7 @@ bool is_subcommand(CLI::App &app, const std::string &name) {
 } // namespace greenctx::cli
 
 int main(int argc, char **argv) try {
+  greenctx::cli::set_command_line(argc, argv);
   using namespace greenctx::cli;
   CLI::App app{"greenctx: partition a GPU's SMs with CUDA green contexts"};
   app.name("greenctx");
@@ -41,11 +42,12 @@ int main(int argc, char **argv) try {
   add_info(app, run);
   add_verify(app, run);
   add_demo(app, run);
+  add_bench(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify and demo (see greenctx --help)");
+                "': the subcommands are info, verify, demo and bench (see greenctx --help)");
     return exit_usage;
   }
   try {
@@ -63,7 +65,7 @@ int main(int argc, char **argv) try {
   }
   if (!run) {
     std::fputs(app.help().c_str(), stderr);
-    print_error("a subcommand is required: info, verify or demo");
+    print_error("a subcommand is required: info, verify, demo or bench");
     return exit_usage;
   }
   try {

@@ -10,6 +10,8 @@ namespace greenctx::cli {
 struct summary {
   std::size_t count = 0;
   double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  double stdev = 0; ///< sample standard deviation (0 for fewer than 2 samples)
+  double noise = 0; ///< stdev / mean: nvbench's relative noise (0 when the mean is 0)
 };
 
 /// Percentile q in [0, 1] of sorted samples, by linear interpolation between closest ranks.
@@ -37,6 +39,13 @@ inline summary summarize(std::vector<double> samples) {
   for (double v : samples)
     total += v;
   s.mean = total / static_cast<double>(samples.size());
+  if (samples.size() > 1) {
+    double squares = 0;
+    for (double v : samples)
+      squares += (v - s.mean) * (v - s.mean);
+    s.stdev = std::sqrt(squares / static_cast<double>(samples.size() - 1));
+  }
+  s.noise = s.mean != 0 ? s.stdev / s.mean : 0;
   return s;
 }
 

@@ -1,0 +1,80 @@
+// `greenctx bench`: latency of a critical workload while a background workload fills the GPU,
+// under several placements, and the background's throughput. Measured like a benchmark tool:
+// warm-up, fixed sample counts, distributions, raw samples kept.
+#pragma once
+
+#include "../stats.hpp"
+
+#include <greenctx/greenctx.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace greenctx::bench {
+
+enum class background_kind { spin, memory, gemm };
+enum class critical_kind { kernel, gemm };
+
+const char *name(background_kind k);
+const char *name(critical_kind k);
+
+struct config {
+  int device = 0;
+  background_kind background = background_kind::spin;
+  critical_kind critical = critical_kind::kernel;
+  unsigned critical_sms = 16;
+  unsigned samples = 1000;
+  unsigned warmup = 50;
+  std::chrono::microseconds gap{300}; ///< mean host pause between critical samples (jittered)
+
+  unsigned critical_blocks = 16;
+  std::chrono::microseconds critical_block_time{20};
+  unsigned critical_gemm_n = 256;
+
+  std::chrono::microseconds background_block_time{200};
+  unsigned background_waves = 64; ///< spin: full-GPU waves per background kernel
+  std::size_t memory_bytes = std::size_t{1} << 30; ///< memory: bytes copied per kernel
+  unsigned gemm_n = 8192;
+  std::chrono::milliseconds rate_window{300}; ///< how long background-alone rates are measured
+};
+
+/// Summaries of one critical series, in microseconds.
+struct critical_stats {
+  std::vector<double> host_us;        ///< launch to completion seen by the host
+  std::vector<double> gpu_us;         ///< device events around the launch on its stream
+  std::vector<double> start_delay_us; ///< gpu_us minus the kernel's own execution (kernel only)
+  cli::summary host, gpu, start_delay;
+};
+
+struct background_rate {
+  double work = 0;     ///< units of work completed
+  double seconds = 0;  ///< over this device time
+  double rate() const { return seconds > 0 ? work / seconds : 0; }
+};
+
+struct placement_result {
+  std::string name;        ///< short id: "alone", "shared", ...
+  std::string description; ///< for people
+  bool trap = false;       ///< a placement shown as the mistake it is
+  std::optional<critical_stats> critical;
+  std::optional<background_rate> background;
+};
+
+struct results {
+  config cfg;
+  unsigned device_sms = 0, critical_sms_obtained = 0, background_sms_obtained = 0;
+  std::string background_unit; ///< "blocks/s", "GB/s", "TFLOP/s"
+  double background_unit_scale = 1; ///< rate / scale is shown in background_unit
+  background_rate background_full, background_share; ///< alone on all SMs / on its partition
+  std::string quantization; ///< how whole waves shape the background rate, for people
+  std::vector<placement_result> placements;
+};
+
+/// Runs every placement. `progress` receives one line per step (may be empty).
+results run(const device &dev, const config &cfg,
+            const std::function<void(const std::string &)> &progress);
+
+} // namespace greenctx::bench

@@ -1,0 +1,160 @@
+// greenctx bench: latency isolation under contention, measured like a benchmark tool.
+#include "bench/clocks.hpp"
+#include "bench/cublas.hpp"
+#include "bench/engine.hpp"
+#include "bench/report.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+
+namespace greenctx::cli {
+namespace {
+
+struct bench_options {
+  bench::config cfg;
+  unsigned critical_us = 20, background_us = 200, gap_us = 300, memory_mib = 1024;
+  unsigned rate_window_ms = 300;
+  std::string background = "spin", critical = "kernel";
+  std::string json, csv, svg, markdown;
+  bool quiet = false, check_targets = false;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+void write_file(const std::string &path, const std::string &text) {
+  std::ofstream f(path);
+  if (!f || !(f << text))
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx bench",
+                        "cannot write '" + path + "': check that its folder exists");
+}
+
+int run_bench(bench_options opt) {
+  auto &cfg = opt.cfg;
+  cfg.background = opt.background == "memory" ? bench::background_kind::memory
+                   : opt.background == "gemm" ? bench::background_kind::gemm
+                                              : bench::background_kind::spin;
+  cfg.critical = opt.critical == "gemm" ? bench::critical_kind::gemm : bench::critical_kind::kernel;
+  cfg.critical_block_time = std::chrono::microseconds(opt.critical_us);
+  cfg.background_block_time = std::chrono::microseconds(opt.background_us);
+  cfg.gap = std::chrono::microseconds(opt.gap_us);
+  cfg.memory_bytes = std::size_t{opt.memory_mib} << 20;
+  cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
+
+  const driver_info drv = query_driver();
+  const device dev(cfg.device);
+  if ((cfg.background == bench::background_kind::gemm ||
+       cfg.critical == bench::critical_kind::gemm) &&
+      bench::gemm::availability().rfind("cuBLAS from", 0) != 0)
+    throw unsupported_error(bench::gemm::availability(), 0, drv.version);
+
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  const auto connections = max_connections_from_environment();
+  env["max_connections"] = connections ? nlohmann::json(*connections) : nlohmann::json("unset");
+  if (cfg.background == bench::background_kind::gemm || cfg.critical == bench::critical_kind::gemm)
+    env["cublas"] = bench::gemm::availability();
+  env["clocks_before"] = bench::read_clocks(dev);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench: %s\n", line.c_str());
+  };
+  const bench::results r = bench::run(dev, cfg, progress);
+  env["clocks_after"] = bench::read_clocks(dev);
+
+  const std::string md = bench::markdown(r, env);
+  std::fputs(md.c_str(), stdout);
+  if (!opt.markdown.empty())
+    write_file(opt.markdown, md);
+  if (!opt.json.empty())
+    write_file(opt.json, bench::to_json(r, env).dump(1) + "\n");
+  if (!opt.csv.empty())
+    write_file(opt.csv, bench::to_csv(r));
+  if (!opt.svg.empty())
+    write_file(opt.svg, bench::to_svg(r, env));
+  if (opt.check_targets)
+    for (const auto &t : bench::evaluate_targets(r))
+      if (!t.met())
+        return exit_check_failed;
+  return exit_ok;
+}
+
+} // namespace
+
+void add_bench(CLI::App &app, action &run) {
+  auto opt = std::make_shared<bench_options>();
+  auto *cmd = app.add_subcommand(
+      "bench", "Measure a critical workload's latency while a background workload fills the GPU, "
+               "under several placements (shared, priority, green contexts, and the trap of "
+               "background work left in the primary context), and the background's throughput");
+  add_device_option(*cmd, opt->cfg.device);
+  cmd->add_option("--background", opt->background,
+                  "Background workload: spin (compute-bound blocks of fixed duration), memory "
+                  "(streaming copy) or gemm (cuBLAS bf16 GEMM loop)")
+      ->check(CLI::IsMember({"spin", "memory", "gemm"}))
+      ->capture_default_str();
+  cmd->add_option("--critical", opt->critical,
+                  "Critical workload: kernel (small spin kernel) or gemm (small cuBLAS GEMM)")
+      ->check(CLI::IsMember({"kernel", "gemm"}))
+      ->capture_default_str();
+  cmd->add_option("--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  cmd->add_option("--samples", opt->cfg.samples, "Timed samples per placement")
+      ->check(CLI::Range(1u, 10000000u))
+      ->capture_default_str();
+  cmd->add_option("--warmup", opt->cfg.warmup, "Untimed samples first, per placement")
+      ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
+      ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--critical-blocks", opt->cfg.critical_blocks, "Blocks of the critical kernel")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--critical-us", opt->critical_us, "Duration of each critical block")
+      ->check(CLI::Range(0u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--critical-gemm-n", opt->cfg.critical_gemm_n, "Size of the critical GEMM")
+      ->check(CLI::Range(16u, 16384u))
+      ->capture_default_str();
+  cmd->add_option("--background-us", opt->background_us, "Duration of each spin background block")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  cmd->add_option("--waves", opt->cfg.background_waves,
+                  "Full-GPU waves per spin background kernel (more waves, less quantization)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  cmd->add_option("--memory-mib", opt->memory_mib, "MiB copied per memory background kernel")
+      ->check(CLI::Range(1u, 65536u))
+      ->capture_default_str();
+  cmd->add_option("--gemm-n", opt->cfg.gemm_n, "Size of the background GEMM")
+      ->check(CLI::Range(64u, 32768u))
+      ->capture_default_str();
+  cmd->add_option("--rate-window-ms", opt->rate_window_ms,
+                  "How long the background-alone rates are measured")
+      ->check(CLI::Range(10u, 600000u))
+      ->capture_default_str();
+  cmd->add_option("--json", opt->json, "Write everything, raw samples included, to this file");
+  cmd->add_option("--csv", opt->csv, "Write the raw samples to this file");
+  cmd->add_option("--svg", opt->svg, "Write a plot to this file");
+  cmd->add_option("--markdown", opt->markdown, "Write the report to this file too");
+  cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
+  cmd->add_flag("--check-targets", opt->check_targets,
+                "Exit 1 when a target (isolation, priority, background share) is not met");
+  cmd->callback([opt, &run] { run = [opt] { return run_bench(*opt); }; });
+}
+
+} // namespace greenctx::cli
