@@ -215,20 +215,6 @@ critical_stats sample_critical(const device &dev, const config &cfg, critical_wo
 
 } // namespace
 
-const char *name(background_kind k) {
-  switch (k) {
-  case background_kind::spin:
-    return "spin";
-  case background_kind::memory:
-    return "memory";
-  case background_kind::gemm:
-    return "gemm";
-  }
-  return "?";
-}
-
-const char *name(critical_kind k) { return k == critical_kind::kernel ? "kernel" : "gemm"; }
-
 results run(const device &dev, const config &cfg,
             const std::function<void(const std::string &)> &progress) {
   const auto say = [&](const std::string &line) {
@@ -324,7 +310,7 @@ results run(const device &dev, const config &cfg,
        &bg_green, false},
       {"green_priority", "green contexts, critical stream at highest priority", crit_green_high,
        &bg_green, false},
-      {"trap", "TRAP: background left in the primary context, critical in a green context",
+      {"trap", "TRAP: background left in the primary context, critical green",
        crit_green, &bg_primary, true},
   };
   for (std::size_t i = 0; i < plans.size(); ++i) {

@@ -18,8 +18,19 @@ namespace greenctx::bench {
 enum class background_kind { spin, memory, gemm };
 enum class critical_kind { kernel, gemm };
 
-const char *name(background_kind k);
-const char *name(critical_kind k);
+inline const char *name(background_kind k) {
+  switch (k) {
+  case background_kind::spin:
+    return "spin";
+  case background_kind::memory:
+    return "memory";
+  case background_kind::gemm:
+    return "gemm";
+  }
+  return "?";
+}
+
+inline const char *name(critical_kind k) { return k == critical_kind::kernel ? "kernel" : "gemm"; }
 
 struct config {
   int device = 0;

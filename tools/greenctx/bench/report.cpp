@@ -1,7 +1,5 @@
 #include "report.hpp"
 
-#include "../cli_common.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -182,6 +180,58 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   return j;
 }
 
+results from_json(const nlohmann::json &j) {
+  results r;
+  const auto &c = j.at("config");
+  const std::string bg = c.at("background"), crit = c.at("critical");
+  r.cfg.background = bg == "memory" ? background_kind::memory
+                     : bg == "gemm" ? background_kind::gemm
+                                    : background_kind::spin;
+  r.cfg.critical = crit == "gemm" ? critical_kind::gemm : critical_kind::kernel;
+  r.cfg.critical_sms = c.at("critical_sms");
+  r.cfg.samples = c.at("samples");
+  r.cfg.warmup = c.at("warmup");
+  r.cfg.gap = std::chrono::microseconds(c.at("gap_us").get<long long>());
+  r.cfg.critical_blocks = c.at("critical_blocks");
+  r.cfg.critical_block_time = std::chrono::microseconds(c.at("critical_block_us").get<long long>());
+  r.cfg.critical_gemm_n = c.at("critical_gemm_n");
+  r.cfg.background_block_time =
+      std::chrono::microseconds(c.at("background_block_us").get<long long>());
+  r.cfg.background_waves = c.at("background_waves");
+  r.cfg.memory_bytes = c.at("memory_bytes");
+  r.cfg.gemm_n = c.at("gemm_n");
+  r.cfg.rate_window = std::chrono::milliseconds(c.at("rate_window_ms").get<long long>());
+  const auto &split = j.at("split");
+  r.device_sms = split.at("device_sms");
+  r.critical_sms_obtained = split.at("critical_sms");
+  r.background_sms_obtained = split.at("background_sms");
+  const auto &b = j.at("background");
+  r.background_unit = b.at("unit");
+  r.background_unit_scale = b.at("unit_scale");
+  r.quantization = b.at("quantization");
+  const auto rate = [](const nlohmann::json &x) {
+    return background_rate{x.at("work").get<double>(), x.at("seconds").get<double>()};
+  };
+  r.background_full = rate(b.at("alone_full"));
+  r.background_share = rate(b.at("alone_share"));
+  for (const auto &p : j.at("placements")) {
+    placement_result pr{p.at("name"), p.at("description"), p.at("trap"), critical_stats{},
+                        std::nullopt};
+    const auto &samples = p.at("critical").at("samples");
+    auto &cs = *pr.critical;
+    cs.host_us = samples.at("host_us").get<std::vector<double>>();
+    cs.gpu_us = samples.at("gpu_us").get<std::vector<double>>();
+    cs.start_delay_us = samples.at("start_delay_us").get<std::vector<double>>();
+    cs.host = cli::summarize(cs.host_us);
+    cs.gpu = cli::summarize(cs.gpu_us);
+    cs.start_delay = cli::summarize(cs.start_delay_us);
+    if (p.contains("background"))
+      pr.background = rate(p.at("background"));
+    r.placements.push_back(std::move(pr));
+  }
+  return r;
+}
+
 std::string to_csv(const results &r) {
   std::string s = "placement,sample,host_us,gpu_us,start_delay_us\n";
   for (const auto &p : r.placements) {
@@ -195,7 +245,12 @@ std::string to_csv(const results &r) {
 }
 
 std::string to_svg(const results &r, const nlohmann::json &env) {
-  const double width = 960, left = 430, right = 40, row = 34, top = 70;
+  std::size_t longest = 0;
+  for (const auto &p : r.placements)
+    longest = std::max(longest, p.description.size());
+  // Room for the longest label at about 6.9 px a character (13 px sans-serif).
+  const double left = std::max(300.0, 40 + 6.9 * static_cast<double>(longest));
+  const double right = 60, row = 34, top = 86, width = left + 580;
   const double plot_w = width - left - right;
   const std::size_t n = r.placements.size();
   double lo = 1e9, hi = 0;
@@ -221,12 +276,15 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
                    xml_escape(env.value("gpu", "?")), r.device_sms, r.critical_sms_obtained,
                    r.background_sms_obtained);
   s += fmt::format("<text x=\"20\" y=\"50\" fill=\"#555\">launch to completion on the host, "
-                   "microseconds, log scale; thin line min..max, box p50..p99, mark p90; "
-                   "{} samples each; driver CUDA {}, {}</text>\n",
+                   "microseconds, log scale; thin line min..max, box p50..p99, mark p90</text>\n"
+                   "<text x=\"20\" y=\"68\" fill=\"#555\">{} samples per placement; driver "
+                   "CUDA {}; {}</text>\n",
                    r.cfg.samples, xml_escape(env.value("driver_version", "?")),
                    xml_escape(env.value("date", "?")));
   for (double decade = log_lo; decade <= log_hi; ++decade)
     for (int m : {1, 2, 5}) {
+      if (m != 1 && log_hi - log_lo > 3)
+        continue; // wide ranges: decades only, so that labels do not collide
       const double v = m * std::pow(10.0, decade);
       if (std::log10(v) > log_hi + 1e-9)
         continue;

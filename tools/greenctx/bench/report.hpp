@@ -27,6 +27,11 @@ std::string markdown(const results &r, const nlohmann::json &environment);
 /// Everything, raw samples included.
 nlohmann::json to_json(const results &r, const nlohmann::json &environment);
 
+/// Reads back what to_json wrote (summaries are recomputed from the raw samples), so that a saved
+/// run can be reported and plotted again without a GPU. Throws nlohmann::json::exception on a
+/// file of another shape.
+results from_json(const nlohmann::json &j);
+
 /// placement,sample,host_us,gpu_us,start_delay_us
 std::string to_csv(const results &r);
 
