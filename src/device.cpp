@@ -1,6 +1,5 @@
 #include "greenctx/device.hpp"
 
-#include "detail/context_guard.hpp"
 #include "detail/driver_api.hpp"
 #include "detail/resources.hpp"
 #include "greenctx/error.hpp"
@@ -98,14 +97,14 @@ execution_context_ref device::primary_context() const noexcept {
 }
 
 std::pair<int, int> device::stream_priority_range() const {
-  detail::scoped_context guard(s_.primary);
+  scoped_current_context guard(primary_context());
   int least = 0, greatest = 0;
   GREENCTX_CALL(cuCtxGetStreamPriorityRange, &least, &greatest);
   return {least, greatest};
 }
 
 std::pair<std::size_t, std::size_t> device::memory_info() const {
-  detail::scoped_context guard(s_.primary);
+  scoped_current_context guard(primary_context());
   std::size_t free = 0, total = 0;
   GREENCTX_CALL(cuMemGetInfo, &free, &total);
   return {free, total};

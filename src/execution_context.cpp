@@ -1,6 +1,5 @@
 #include "greenctx/execution_context.hpp"
 
-#include "detail/context_guard.hpp"
 #include "detail/driver_api.hpp"
 #include "detail/resources.hpp"
 #include "greenctx/error.hpp"
@@ -54,7 +53,7 @@ stream execution_context_ref::create_stream(stream_flags flags, int priority) co
     // belongs to it (measured on 580 for green contexts). The push lasts for this call only.
     const unsigned raw_flags =
         is_green() ? unsigned{CU_STREAM_NON_BLOCKING} : static_cast<unsigned>(flags);
-    detail::scoped_context guard(ctx_);
+    scoped_current_context guard(*this);
     GREENCTX_CALL(cuStreamCreateWithPriority, &s, raw_flags, priority);
   }
   return stream(s);
@@ -80,7 +79,7 @@ void execution_context_ref::synchronize() const {
   require_context(*this, "execution_context_ref::synchronize");
   if (!is_green() && !detail::driver().cuCtxRecordEvent) {
     // 12.4 drivers have no cuCtxRecordEvent: synchronise the primary context while it is pushed.
-    detail::scoped_context guard(ctx_);
+    scoped_current_context guard(*this);
     GREENCTX_CALL(cuCtxSynchronize);
     return;
   }

@@ -1,6 +1,5 @@
 #include "greenctx/stream.hpp"
 
-#include "detail/context_guard.hpp"
 #include "detail/driver_api.hpp"
 #include "greenctx/error.hpp"
 #include "greenctx/event.hpp"
@@ -63,7 +62,8 @@ execution_context_ref stream_ref::context() const {
     CUcontext owner = ctx;
     if (green)
       GREENCTX_CALL(cuCtxFromGreenCtx, &owner, green);
-    detail::scoped_context guard(owner);
+    // Only to push the raw context: the device (the placeholder 0) is what is being asked.
+    scoped_current_context guard(execution_context_ref::primary(owner, 0));
     GREENCTX_CALL(cuCtxGetDevice, &dev);
   }
   if (green)

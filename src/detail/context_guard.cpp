@@ -4,15 +4,6 @@
 
 namespace greenctx::detail {
 
-scoped_context::scoped_context(CUcontext ctx) {
-  GREENCTX_CALL(cuCtxPushCurrent, ctx);
-}
-
-scoped_context::~scoped_context() {
-  CUcontext popped = nullptr;
-  driver().cuCtxPopCurrent(&popped); // status ignored: destructors do not throw
-}
-
 scoped_primary_context::scoped_primary_context(CUdevice dev) : dev_(dev) {
   CUcontext primary = nullptr;
   GREENCTX_CALL(cuDevicePrimaryCtxRetain, &primary, dev);

@@ -1,19 +1,10 @@
-// Pushing a context for the few driver calls that only act on the current context.
+// Pushing the primary context for the few driver calls that only act on the current context.
+// (Any other context: greenctx::scoped_current_context, in execution_context.hpp.)
 #pragma once
 
 #include <cuda.h>
 
 namespace greenctx::detail {
-
-/// Pushes `ctx` onto the calling thread's context stack and pops it in the destructor, so that
-/// the caller's stack is the same afterwards. Throws error if the push fails.
-class scoped_context {
-public:
-  explicit scoped_context(CUcontext ctx);
-  ~scoped_context();
-  scoped_context(const scoped_context &) = delete;
-  scoped_context &operator=(const scoped_context &) = delete;
-};
 
 /// Retains the primary context of `dev` and pushes it; pops and releases in the destructor.
 /// Used instead of pushing a green context, which may be current to one thread at a time only.
