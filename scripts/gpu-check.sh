@@ -54,6 +54,9 @@ expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
 expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
+if [ -n "${GPU_CHECK_SKIP_BENCH:-}" ]; then
+  echo "benchmarks skipped (GPU_CHECK_SKIP_BENCH is set)" | tee -a "$log"
+else
 # Benchmarks: results (JSON with raw samples, CSV, SVG, markdown) go to $out/results and are
 # packed into one archive at the end (the device tool returns at most 8 files).
 res="$out/results"
@@ -83,6 +86,7 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
+fi
 
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then
