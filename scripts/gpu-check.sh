@@ -82,7 +82,8 @@ bench spin-kernel-conn32 CUDA_DEVICE_MAX_CONNECTIONS=32 --background spin --crit
 bench memory-kernel --background memory --critical kernel
 bench gemm-kernel --background gemm --critical kernel
 bench gemm-gemm --background gemm --critical gemm
-step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=5 \
+step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
+  --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"

@@ -101,3 +101,20 @@ TEST(BenchReport, MarkdownCsvJsonAndSvgCarryEveryPlacement) {
 
 } // namespace
 } // namespace greenctx::bench
+
+namespace greenctx::bench {
+namespace {
+
+TEST(BenchReport, SavedJsonReadsBackToTheSameReport) {
+  results r = synthetic(31, 860);
+  r.cfg.rounds = 7;
+  const nlohmann::json env{{"gpu", "Test GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
+  const results back = from_json(to_json(r, env));
+  EXPECT_EQ(markdown(back, env), markdown(r, env));
+  EXPECT_EQ(to_csv(back), to_csv(r));
+  EXPECT_EQ(back.cfg.rounds, 7u);
+  EXPECT_THROW(from_json(nlohmann::json{{"config", 1}}), nlohmann::json::exception);
+}
+
+} // namespace
+} // namespace greenctx::bench

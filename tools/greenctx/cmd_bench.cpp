@@ -145,6 +145,11 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_option("--warmup", opt->cfg.warmup, "Untimed samples first, per placement")
       ->check(CLI::Range(0u, 1000000u))
       ->capture_default_str();
+  cmd->add_option("--rounds", opt->cfg.rounds,
+                  "Rounds over all placements: each takes samples/rounds samples per round, so "
+                  "that drifts of the machine fall on every placement alike")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
   cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
       ->check(CLI::Range(0u, 1000000u))
       ->capture_default_str();

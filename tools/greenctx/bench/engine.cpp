@@ -180,15 +180,15 @@ background_rate background_alone(const device &dev, stream_ref s, background_wor
 
 using cli::summarize;
 
-critical_stats sample_critical(const device &dev, const config &cfg, critical_work &crit,
-                               stream_ref cs, feeder *bg) {
-  critical_stats st;
+// Appends `count` samples (after `warmup` untimed ones) to `st`.
+void sample_critical(const device &dev, const config &cfg, critical_work &crit, stream_ref cs,
+                     feeder *bg, unsigned warmup, unsigned count, std::mt19937 &rng,
+                     critical_stats &st) {
   const event before(dev.primary_context()), after(dev.primary_context());
-  std::mt19937 rng(12345);
   std::uniform_real_distribution<double> jitter(0.5, 1.5);
   if (bg)
     busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
-  for (unsigned i = 0; i < cfg.warmup + cfg.samples; ++i) {
+  for (unsigned i = 0; i < warmup + count; ++i) {
     if (bg)
       bg->top_up();
     busy_wait(std::chrono::duration<double, std::micro>(cfg.gap.count() * jitter(rng)));
@@ -199,7 +199,7 @@ critical_stats sample_critical(const device &dev, const config &cfg, critical_wo
     cs.synchronize();
     const auto t1 = clock::now();
     const auto exec = crit.exec_us(cs);
-    if (i < cfg.warmup)
+    if (i < warmup)
       continue;
     const double gpu = 1000.0 * elapsed_ms(before, after);
     st.host_us.push_back(us_between(t0, t1));
@@ -207,10 +207,12 @@ critical_stats sample_critical(const device &dev, const config &cfg, critical_wo
     if (exec)
       st.start_delay_us.push_back(std::max(0.0, gpu - *exec));
   }
+}
+
+void summarize_all(critical_stats &st) {
   st.host = summarize(st.host_us);
   st.gpu = summarize(st.gpu_us);
   st.start_delay = summarize(st.start_delay_us);
-  return st;
 }
 
 } // namespace
@@ -313,19 +315,37 @@ results run(const device &dev, const config &cfg,
       {"trap", "TRAP: background left in the primary context, critical green",
        crit_green, &bg_primary, true},
   };
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    const plan &p = plans[i];
-    say(fmt::format("[{}/{}] {}", i + 1, plans.size(), p.description));
-    placement_result r{p.name, p.description, p.trap, std::nullopt, std::nullopt};
-    if (p.background) {
-      feeder f(dev, *p.background, *bg);
-      r.critical = sample_critical(dev, cfg, *crit, p.critical, &f);
-      r.background = f.finish();
-    } else {
-      r.critical = sample_critical(dev, cfg, *crit, p.critical, nullptr);
+  // Rounds: every placement takes its share of the samples in each round, so that slow drifts
+  // of the machine (clocks, host jitter) fall on all placements alike and ratios between them
+  // stay honest. Each placement's first segment is preceded by the full warm-up, later ones by a
+  // short re-warm.
+  for (const plan &p : plans)
+    out.placements.push_back({p.name, p.description, p.trap, critical_stats{}, std::nullopt});
+  std::mt19937 rng(12345);
+  const unsigned rounds = std::max(1u, std::min(cfg.rounds, cfg.samples));
+  for (unsigned round = 0; round < rounds; ++round) {
+    say(fmt::format("round {}/{}: {} placements", round + 1, rounds, plans.size()));
+    const unsigned count =
+        cfg.samples / rounds + (round < cfg.samples % rounds ? 1 : 0);
+    const unsigned warmup = round == 0 ? cfg.warmup : std::min(cfg.warmup, 5u);
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const plan &p = plans[i];
+      placement_result &r = out.placements[i];
+      if (p.background) {
+        feeder f(dev, *p.background, *bg);
+        sample_critical(dev, cfg, *crit, p.critical, &f, warmup, count, rng, *r.critical);
+        const background_rate segment = f.finish();
+        if (!r.background)
+          r.background = background_rate{};
+        r.background->work += segment.work;
+        r.background->seconds += segment.seconds;
+      } else {
+        sample_critical(dev, cfg, *crit, p.critical, nullptr, warmup, count, rng, *r.critical);
+      }
     }
-    out.placements.push_back(std::move(r));
   }
+  for (auto &r : out.placements)
+    summarize_all(*r.critical);
   return out;
 }
 

@@ -39,6 +39,7 @@ struct config {
   unsigned critical_sms = 16;
   unsigned samples = 1000;
   unsigned warmup = 50;
+  unsigned rounds = 10; ///< samples are taken in this many rounds over all placements
   std::chrono::microseconds gap{300}; ///< mean host pause between critical samples (jittered)
 
   unsigned critical_blocks = 16;

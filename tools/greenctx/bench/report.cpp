@@ -82,10 +82,10 @@ std::string markdown(const results &r, const nlohmann::json &env) {
   s += fmt::format("## greenctx bench: {} critical, {} background\n\n", name(r.cfg.critical),
                    name(r.cfg.background));
   s += fmt::format("{} ({} SMs), driver CUDA {}, {}; split {} + {} SMs; {} samples after {} "
-                   "warm-up per placement\n\n",
+                   "warm-up per placement, taken in {} round{} over all placements\n\n",
                    env.value("gpu", "?"), r.device_sms, env.value("driver_version", "?"),
                    env.value("date", "?"), r.critical_sms_obtained, r.background_sms_obtained,
-                   r.cfg.samples, r.cfg.warmup);
+                   r.cfg.samples, r.cfg.warmup, r.cfg.rounds, r.cfg.rounds == 1 ? "" : "s");
   s += "| placement | host p50 | p90 | p99 | max | noise | GPU p50 | start delay p50 / p99 | "
        "background rate | of full GPU | of SM share |\n";
   s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -131,6 +131,7 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
                  {"critical_sms", c.critical_sms},
                  {"samples", c.samples},
                  {"warmup", c.warmup},
+                 {"rounds", c.rounds},
                  {"gap_us", c.gap.count()},
                  {"critical_blocks", c.critical_blocks},
                  {"critical_block_us", c.critical_block_time.count()},
@@ -191,6 +192,7 @@ results from_json(const nlohmann::json &j) {
   r.cfg.critical_sms = c.at("critical_sms");
   r.cfg.samples = c.at("samples");
   r.cfg.warmup = c.at("warmup");
+  r.cfg.rounds = c.value("rounds", 1u); // runs saved before rounds existed took one
   r.cfg.gap = std::chrono::microseconds(c.at("gap_us").get<long long>());
   r.cfg.critical_blocks = c.at("critical_blocks");
   r.cfg.critical_block_time = std::chrono::microseconds(c.at("critical_block_us").get<long long>());
