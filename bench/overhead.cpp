@@ -24,8 +24,9 @@ struct raw_driver {
 
   raw_driver() {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    auto get = lib ? reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(lib, "cuGetProcAddress_v2"))
-                   : nullptr;
+    auto get =
+        lib ? reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(lib, "cuGetProcAddress_v2"))
+            : nullptr;
     if (!get)
       throw std::runtime_error("no driver");
     const auto fetch = [&](const char *name, int version) {
@@ -36,7 +37,8 @@ struct raw_driver {
         throw std::runtime_error(std::string("driver lacks ") + name);
       return fn;
     };
-    green_stream_create = reinterpret_cast<decltype(green_stream_create)>(fetch("cuGreenCtxStreamCreate", 12050));
+    green_stream_create =
+        reinterpret_cast<decltype(green_stream_create)>(fetch("cuGreenCtxStreamCreate", 12050));
     stream_destroy = reinterpret_cast<decltype(stream_destroy)>(fetch("cuStreamDestroy", 4000));
     event_record = reinterpret_cast<decltype(event_record)>(fetch("cuEventRecord", 2000));
     green_record = reinterpret_cast<decltype(green_record)>(fetch("cuGreenCtxRecordEvent", 12040));

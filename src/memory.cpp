@@ -21,7 +21,8 @@ device_buffer::device_buffer(const device &dev, std::size_t bytes) {
 }
 
 device_buffer::device_buffer(device_buffer &&other) noexcept
-    : s_(std::exchange(other.s_, state{})) {}
+    : s_(std::exchange(other.s_, state{})) {
+}
 
 device_buffer &device_buffer::operator=(device_buffer &&other) noexcept {
   device_buffer tmp(std::move(other));

@@ -23,8 +23,8 @@ void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds d
                        unsigned threads, const device_buffer &stamps) {
   if (stamps.size() < 2ull * blocks * sizeof(unsigned long long))
     throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::launch_timed_spin",
-                        "the stamps buffer holds " + std::to_string(stamps.size()) +
-                            " bytes; " + std::to_string(blocks) + " blocks need " +
+                        "the stamps buffer holds " + std::to_string(stamps.size()) + " bytes; " +
+                            std::to_string(blocks) + " blocks need " +
                             std::to_string(16ull * blocks));
   unsigned long long ns = to_ns(duration);
   CUdeviceptr out = stamps.get();

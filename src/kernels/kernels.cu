@@ -24,12 +24,15 @@ __device__ __forceinline__ void spin_for(unsigned long long ns) {
 // Each block writes the SM it ran on to smids[blockIdx.x], then keeps its SM busy for spin_ns so
 // that later blocks spread over all SMs the context allows.
 extern "C" __global__ void greenctx_probe(unsigned *smids, unsigned long long spin_ns) {
-  if (threadIdx.x == 0) smids[blockIdx.x] = sm_id();
+  if (threadIdx.x == 0)
+    smids[blockIdx.x] = sm_id();
   spin_for(spin_ns);
 }
 
 // Each block keeps its SM busy for spin_ns nanoseconds (the guide's long and critical kernels).
-extern "C" __global__ void greenctx_spin(unsigned long long spin_ns) { spin_for(spin_ns); }
+extern "C" __global__ void greenctx_spin(unsigned long long spin_ns) {
+  spin_for(spin_ns);
+}
 
 // Like greenctx_spin, recording each block's start and end (%globaltimer, ns) in
 // stamps[2 * block] and stamps[2 * block + 1]: the benchmark's critical kernel.

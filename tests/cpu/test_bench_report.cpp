@@ -34,11 +34,11 @@ results synthetic(double green_p99_base, double background_work) {
   r.quantization = "synthetic";
   r.placements = {
       {"alone", "critical alone, whole GPU", false, series(30), std::nullopt},
-      {"alone_green", "critical alone in its 16-SM green context", false, series(30),
-       std::nullopt},
+      {"alone_green", "critical alone in its 16-SM green context", false, series(30), std::nullopt},
       {"shared", "shared GPU", false, series(12000), background_rate{1000, 1.0}},
       {"priority", "priority", false, series(200), background_rate{990, 1.0}},
-      {"green", "green contexts", false, series(green_p99_base), background_rate{background_work, 1.0}},
+      {"green", "green contexts", false, series(green_p99_base),
+       background_rate{background_work, 1.0}},
       {"trap", "TRAP <&>", true, series(12000), background_rate{1000, 1.0}},
   };
   return r;

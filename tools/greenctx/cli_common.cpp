@@ -54,7 +54,9 @@ void set_command_line(int argc, char **argv) {
     line += (i ? " " : "") + std::string(argv[i]);
 }
 
-const std::string &command_line() { return stored_command_line(); }
+const std::string &command_line() {
+  return stored_command_line();
+}
 
 std::string format_us(double us) {
   if (us >= 1000.0)

@@ -23,7 +23,8 @@ void add_device_option(CLI::App &cmd, int &ordinal) {
 
 bool is_subcommand(CLI::App &app, const std::string &name) {
   for (const CLI::App *sub : app.get_subcommands({}))
-    if (sub->get_name() == name) return true;
+    if (sub->get_name() == name)
+      return true;
   return false;
 }
 

@@ -32,8 +32,9 @@ const cublas_api &api() {
     std::vector<std::string> candidates;
     if (const char *env = std::getenv("GREENCTX_CUBLAS"); env && *env)
       candidates.emplace_back(env);
-    for (const char *c : {"libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13",
-                          "/usr/local/cuda/lib64/libcublas.so.12"})
+    for (const char *c :
+         {"libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13",
+          "/usr/local/cuda/lib64/libcublas.so.12"})
       candidates.emplace_back(c);
     std::string tried;
     for (const auto &path : candidates) {
@@ -61,8 +62,9 @@ const cublas_api &api() {
 
 void check(cublasStatus_t st, const char *what) {
   if (st != CUBLAS_STATUS_SUCCESS)
-    throw error(CUDA_ERROR_UNKNOWN, what, std::string(what) + " failed: cuBLAS status " +
-                                              std::to_string(static_cast<int>(st)));
+    throw error(CUDA_ERROR_UNKNOWN, what,
+                std::string(what) + " failed: cuBLAS status " +
+                    std::to_string(static_cast<int>(st)));
 }
 
 // Random bf16 values in [-1, 1): the top 16 bits of a float.

@@ -29,8 +29,8 @@ void busy_wait(std::chrono::duration<double, std::micro> d) {
 // Blocks of `threads` threads that fit on one SM at once (no shared memory, few registers).
 unsigned resident_blocks(const device &dev, unsigned threads) {
   const int by_blocks = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
-  const int by_threads = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) /
-                         static_cast<int>(threads);
+  const int by_threads =
+      dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / static_cast<int>(threads);
   return static_cast<unsigned>(std::max(1, std::min(by_blocks, by_threads)));
 }
 
@@ -226,8 +226,7 @@ results run(const device &dev, const config &cfg,
   results out;
   out.cfg = cfg;
   out.device_sms = dev.sms().sm_count();
-  const partition_set set =
-      partition_set::create(dev, partition_request{{cfg.critical_sms}, true});
+  const partition_set set = partition_set::create(dev, partition_request{{cfg.critical_sms}, true});
   const execution_context_ref crit_ctx = set.parts()[0].context, bg_ctx = set.parts()[1].context;
   out.critical_sms_obtained = set.parts()[0].obtained();
   out.background_sms_obtained = set.parts()[1].obtained();
@@ -312,8 +311,8 @@ results run(const device &dev, const config &cfg,
        &bg_green, false},
       {"green_priority", "green contexts, critical stream at highest priority", crit_green_high,
        &bg_green, false},
-      {"trap", "TRAP: background left in the primary context, critical green",
-       crit_green, &bg_primary, true},
+      {"trap", "TRAP: background left in the primary context, critical green", crit_green,
+       &bg_primary, true},
   };
   // Rounds: every placement takes its share of the samples in each round, so that slow drifts
   // of the machine (clocks, host jitter) fall on all placements alike and ratios between them
@@ -325,8 +324,7 @@ results run(const device &dev, const config &cfg,
   const unsigned rounds = std::max(1u, std::min(cfg.rounds, cfg.samples));
   for (unsigned round = 0; round < rounds; ++round) {
     say(fmt::format("round {}/{}: {} placements", round + 1, rounds, plans.size()));
-    const unsigned count =
-        cfg.samples / rounds + (round < cfg.samples % rounds ? 1 : 0);
+    const unsigned count = cfg.samples / rounds + (round < cfg.samples % rounds ? 1 : 0);
     const unsigned warmup = round == 0 ? cfg.warmup : std::min(cfg.warmup, 5u);
     for (std::size_t i = 0; i < plans.size(); ++i) {
       const plan &p = plans[i];

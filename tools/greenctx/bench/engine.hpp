@@ -30,7 +30,9 @@ inline const char *name(background_kind k) {
   return "?";
 }
 
-inline const char *name(critical_kind k) { return k == critical_kind::kernel ? "kernel" : "gemm"; }
+inline const char *name(critical_kind k) {
+  return k == critical_kind::kernel ? "kernel" : "gemm";
+}
 
 struct config {
   int device = 0;
@@ -39,7 +41,7 @@ struct config {
   unsigned critical_sms = 16;
   unsigned samples = 1000;
   unsigned warmup = 50;
-  unsigned rounds = 10; ///< samples are taken in this many rounds over all placements
+  unsigned rounds = 10;               ///< samples are taken in this many rounds over all placements
   std::chrono::microseconds gap{300}; ///< mean host pause between critical samples (jittered)
 
   unsigned critical_blocks = 16;
@@ -47,7 +49,7 @@ struct config {
   unsigned critical_gemm_n = 256;
 
   std::chrono::microseconds background_block_time{200};
-  unsigned background_waves = 64; ///< spin: full-GPU waves per background kernel
+  unsigned background_waves = 64;                  ///< spin: full-GPU waves per background kernel
   std::size_t memory_bytes = std::size_t{1} << 30; ///< memory: bytes copied per kernel
   unsigned gemm_n = 8192;
   std::chrono::milliseconds rate_window{300}; ///< how long background-alone rates are measured
@@ -62,8 +64,8 @@ struct critical_stats {
 };
 
 struct background_rate {
-  double work = 0;     ///< units of work completed
-  double seconds = 0;  ///< over this device time
+  double work = 0;    ///< units of work completed
+  double seconds = 0; ///< over this device time
   double rate() const { return seconds > 0 ? work / seconds : 0; }
 };
 
@@ -78,8 +80,8 @@ struct placement_result {
 struct results {
   config cfg;
   unsigned device_sms = 0, critical_sms_obtained = 0, background_sms_obtained = 0;
-  std::string background_unit; ///< "blocks/s", "GB/s", "TFLOP/s"
-  double background_unit_scale = 1; ///< rate / scale is shown in background_unit
+  std::string background_unit;                       ///< "blocks/s", "GB/s", "TFLOP/s"
+  double background_unit_scale = 1;                  ///< rate / scale is shown in background_unit
   background_rate background_full, background_share; ///< alone on all SMs / on its partition
   std::string quantization; ///< how whole waves shape the background rate, for people
   std::vector<placement_result> placements;

@@ -25,20 +25,29 @@ double of_full(const results &r, const background_rate &b) {
 }
 
 nlohmann::json summary_json(const cli::summary &s) {
-  return {{"count", s.count}, {"min", s.min},   {"p50", s.p50},     {"p90", s.p90},
-          {"p99", s.p99},     {"max", s.max},   {"mean", s.mean},   {"stdev", s.stdev},
-          {"noise", s.noise}};
+  return {{"count", s.count}, {"min", s.min},     {"p50", s.p50},
+          {"p90", s.p90},     {"p99", s.p99},     {"max", s.max},
+          {"mean", s.mean},   {"stdev", s.stdev}, {"noise", s.noise}};
 }
 
 std::string xml_escape(const std::string &s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -50,25 +59,37 @@ std::vector<target> evaluate_targets(const results &r) {
   std::vector<target> t;
   const auto *alone_green = find(r, "alone_green"), *green = find(r, "green"),
              *priority = find(r, "priority");
-  target iso{"isolation", "critical p99, background in the complementary green context / "
-                          "critical p99 alone in the same green context",
-             0, 1.05, true, false};
+  target iso{"isolation",
+             "critical p99, background in the complementary green context / "
+             "critical p99 alone in the same green context",
+             0,
+             1.05,
+             true,
+             false};
   if (green && alone_green && alone_green->critical->host.p99 > 0) {
     iso.value = green->critical->host.p99 / alone_green->critical->host.p99;
     iso.available = true;
   }
   t.push_back(iso);
-  target prio{"green_vs_priority", "critical p99 with a high-priority stream / critical p99 with "
-                                   "green contexts",
-              0, 3.0, false, false};
+  target prio{"green_vs_priority",
+              "critical p99 with a high-priority stream / critical p99 with "
+              "green contexts",
+              0,
+              3.0,
+              false,
+              false};
   if (green && priority && green->critical->host.p99 > 0) {
     prio.value = priority->critical->host.p99 / green->critical->host.p99;
     prio.available = true;
   }
   t.push_back(prio);
-  target bg{"background_share", "background rate in the green placement / (full-GPU rate x its "
-                                "SM share)",
-            0, 0.95, false, false};
+  target bg{"background_share",
+            "background rate in the green placement / (full-GPU rate x its "
+            "SM share)",
+            0,
+            0.95,
+            false,
+            false};
   if (green && green->background && r.background_full.rate() > 0) {
     bg.value = of_full(r, *green->background) / share(r);
     bg.available = true;
@@ -91,9 +112,9 @@ std::string markdown(const results &r, const nlohmann::json &env) {
   s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto &p : r.placements) {
     const auto &c = *p.critical;
-    std::string delay = c.start_delay.count ? fmt::format("{:.1f} / {:.1f}", c.start_delay.p50,
-                                                          c.start_delay.p99)
-                                            : "-";
+    std::string delay = c.start_delay.count
+                            ? fmt::format("{:.1f} / {:.1f}", c.start_delay.p50, c.start_delay.p99)
+                            : "-";
     std::string bg = "-", full = "-", sm = "-";
     if (p.background) {
       bg = fmt::format("{:.4g} {}", p.background->rate() / r.background_unit_scale,
@@ -117,8 +138,9 @@ std::string markdown(const results &r, const nlohmann::json &env) {
   s += "| target | rule | value | limit | met |\n|---|---|---:|---:|---|\n";
   for (const auto &t : evaluate_targets(r))
     s += fmt::format("| {} | {} | {} | {} {:.2f} | {} |\n", t.name, t.rule,
-                     t.available ? fmt::format("{:.3f}", t.value) : "n/a", t.at_most ? "<=" : ">=",
-                     t.limit, t.available ? (t.met() ? "yes" : "NO") : "n/a");
+                     t.available ? fmt::format("{:.3f}", t.value) : "n/a",
+                     t.at_most ? "<=" : ">=", t.limit,
+                     t.available ? (t.met() ? "yes" : "NO") : "n/a");
   return s;
 }
 
@@ -145,12 +167,10 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
                 {"critical_sms", r.critical_sms_obtained},
                 {"background_sms", r.background_sms_obtained}};
   const auto rate_json = [&](const background_rate &b) {
-    return nlohmann::json{{"work", b.work},
-                          {"seconds", b.seconds},
-                          {"rate", b.rate()},
-                          {"rate_display", b.rate() / r.background_unit_scale},
-                          {"of_full", of_full(r, b)},
-                          {"of_sm_share", of_full(r, b) / share(r)}};
+    return nlohmann::json{
+        {"work", b.work},           {"seconds", b.seconds},
+        {"rate", b.rate()},         {"rate_display", b.rate() / r.background_unit_scale},
+        {"of_full", of_full(r, b)}, {"of_sm_share", of_full(r, b) / share(r)}};
   };
   j["background"] = {{"unit", r.background_unit},
                      {"unit_scale", r.background_unit_scale},
@@ -274,9 +294,8 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
       width, height);
   s += fmt::format("<text x=\"20\" y=\"28\" font-size=\"17\" font-weight=\"bold\">Critical "
                    "{} latency under a {} background: {} ({} SMs), split {} + {}</text>\n",
-                   name(r.cfg.critical), name(r.cfg.background),
-                   xml_escape(env.value("gpu", "?")), r.device_sms, r.critical_sms_obtained,
-                   r.background_sms_obtained);
+                   name(r.cfg.critical), name(r.cfg.background), xml_escape(env.value("gpu", "?")),
+                   r.device_sms, r.critical_sms_obtained, r.background_sms_obtained);
   s += fmt::format("<text x=\"20\" y=\"50\" fill=\"#555\">launch to completion on the host, "
                    "microseconds, log scale; thin line min..max, box p50..p99, mark p90</text>\n"
                    "<text x=\"20\" y=\"68\" fill=\"#555\">{} samples per placement; driver "
@@ -299,11 +318,13 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
     const auto &p = r.placements[i];
     const auto &h = p.critical->host;
     const double y = top + row * i + row / 2;
-    const char *color = p.trap ? "#c0392b" : (p.name.rfind("green", 0) == 0 ? "#27ae60" : "#2c3e50");
+    const char *color =
+        p.trap ? "#c0392b" : (p.name.rfind("green", 0) == 0 ? "#27ae60" : "#2c3e50");
     s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" fill=\"{}\">{}</text>\n",
                      left - 10, y + 4, color, xml_escape(p.description));
-    s += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n",
-                     x(h.min), x(h.max), y, y, color);
+    s += fmt::format(
+        "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\"/>\n", x(h.min),
+        x(h.max), y, y, color);
     s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\" "
                      "fill-opacity=\"0.35\" stroke=\"{}\"/>\n",
                      x(h.p50), y - 7, std::max(1.0, x(h.p99) - x(h.p50)), color, color);
