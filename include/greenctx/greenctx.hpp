@@ -7,6 +7,7 @@
 #include "greenctx/event.hpp"
 #include "greenctx/execution_context.hpp"
 #include "greenctx/granularity.hpp"
+#include "greenctx/group_params.hpp"
 #include "greenctx/memory.hpp"
 #include "greenctx/partition.hpp"
 #include "greenctx/partition_plan.hpp"
