@@ -43,7 +43,7 @@ expect_rc() { # expect_rc CODE NAME COMMAND...: the command must exit with CODE
 step info "$cli" info
 step info-json bash -o pipefail -c "$cli info --json > '$out/info.json' && cat '$out/info.json'"
 step gpu-tests "$bin/tests/greenctx_gpu_tests" --gtest_output="json:$out/gpu-tests.json"
-step cpu-tests env GREENCTX_CLI="$cli" "$bin/tests/greenctx_cpu_tests"
+step cpu-tests env GREENCTX_CLI="$cli" GREENCTX_SOURCE_DIR="$PWD" "$bin/tests/greenctx_cpu_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
 step verify-16-rest "$cli" verify 16,rest
 step verify-8-8-rest "$cli" verify 8,8,rest

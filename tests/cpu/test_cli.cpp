@@ -247,4 +247,43 @@ TEST(Cli, DemoWithoutDriver) {
   expect_error(run_cli({"demo"}), exit_no_driver);
 }
 
+// ---- bench -------------------------------------------------------------------------------------
+
+TEST(Cli, BenchWithoutDriver) {
+  const auto r = run_cli({"bench", "--samples", "10"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
+TEST(Cli, BenchRejectsBadOptions) {
+  expect_error(run_cli({"bench", "--background", "disk"}), exit_usage);
+  expect_error(run_cli({"bench", "--samples", "0"}), exit_usage);
+  expect_error(run_cli({"bench", "--critical", "gemm", "--critical-gemm-n", "8"}), exit_usage);
+  const auto r = run_cli({"bench", "--from", "/nonexistent/run.json"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "cannot read")) << r;
+}
+
+// A saved run of the H200 re-reported without a GPU: the targets it met and the one it missed.
+// GREENCTX_SOURCE_DIR in the environment overrides the build-time path (binaries copied elsewhere).
+const std::string results_dir =
+    std::string(std::getenv("GREENCTX_SOURCE_DIR") ? std::getenv("GREENCTX_SOURCE_DIR")
+                                                   : GREENCTX_SOURCE_DIR) +
+    "/bench/results/2026-11-29-h200";
+
+TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
+  const auto r = run_cli(
+      {"bench", "--from", results_dir + "/rounds/bench-spin-kernel-1.json", "--check-targets"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "| isolation |")) << r;
+  EXPECT_TRUE(contains(r.out, "0.935")) << r;
+}
+
+TEST(Cli, BenchFromASavedRunThatMissedATarget) {
+  const auto r = run_cli(
+      {"bench", "--from", results_dir + "/earlier-run/bench-spin-kernel.json", "--check-targets"});
+  EXPECT_EQ(r.exit_code, 1) << r; // isolation 1.052 > 1.05
+  EXPECT_TRUE(contains(r.out, "1.052")) << r;
+}
+
 } // namespace
