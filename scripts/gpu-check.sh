@@ -52,6 +52,7 @@ expect_rc 2 verify-too-many "$cli" verify 128,8
 expect_rc 2 verify-unplaceable "$cli" verify 72,56
 expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
 expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
+step example-quickstart "$bin/examples/greenctx_quickstart"
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
 if [ -n "${GPU_CHECK_SKIP_BENCH:-}" ]; then
