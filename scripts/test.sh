@@ -5,10 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cd build
 status=0
-ctest --output-on-failure --timeout 600 "$@" || status=$?
-if ! tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
+(cd build && ctest --output-on-failure --timeout 600 "$@") || status=$?
+
+# The Python module: built with pip into a virtual environment of its own (build/pyenv), then its
+# tests (the GPU ones skip, each with its reason, without a GPU).
+if [ ! -x build/pyenv/bin/python ]; then
+  python3 -m venv build/pyenv
+fi
+build/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest scikit-build-core nanobind
+build/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
+build/pyenv/bin/python -m pytest -rs python/tests || status=$?
+
+if ! build/tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
   echo "GPU tier skipped on this machine: $(cat /tmp/greenctx-info.$$)"
 fi
 rm -f /tmp/greenctx-info.$$

@@ -27,6 +27,13 @@ struct partition {
 /// it: destroying green contexts leaks device memory on driver 580.
 class partition_set {
 public:
+  partition_set() = default;
+  partition_set(partition_set &&) noexcept = default;
+  partition_set &operator=(partition_set &&) noexcept = default;
+  // Move-only, said explicitly: std::vector<partition> would claim to be copyable.
+  partition_set(const partition_set &) = delete;
+  partition_set &operator=(const partition_set &) = delete;
+
   /// Plans and creates the partitions of `request` on `dev`. Throws request_error when the
   /// request cannot be made (before touching the driver where the arithmetic says so, or when the
   /// driver gives fewer groups than planned), error for driver failures.

@@ -1,0 +1,256 @@
+// Python bindings (nanobind) over the C++ library. The Pythonic layer (docstrings, helpers) is
+// python/greenctx/__init__.py; this file maps types one to one.
+#include <greenctx/greenctx.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace greenctx;
+
+namespace {
+
+// Python exception types, created in the module init; Error's subclasses are caught first.
+PyObject *py_error = nullptr, *py_request_error = nullptr, *py_unsupported_error = nullptr;
+
+void raise(PyObject *type, const error &e) {
+  nb::object exc = nb::borrow(type)(e.what());
+  exc.attr("code") = static_cast<int>(e.code());
+  exc.attr("api") = e.api();
+  PyErr_SetObject(type, exc.ptr());
+}
+
+const char *availability_name(availability a) {
+  switch (a) {
+  case availability::native:
+    return "native";
+  case availability::greenctx:
+    return "greenctx";
+  case availability::missing:
+    return "missing";
+  }
+  return "?";
+}
+
+split_flags make_flags(bool ignore_coscheduling, bool max_cluster) {
+  split_flags f = split_flags::none;
+  if (ignore_coscheduling)
+    f = f | split_flags::ignore_sm_coscheduling;
+  if (max_cluster)
+    f = f | split_flags::max_potential_cluster_size;
+  return f;
+}
+
+} // namespace
+
+NB_MODULE(_greenctx, m) {
+  m.doc() = "greenctx: partition a GPU's SMs with CUDA green contexts (C++ core)";
+
+  py_error = PyErr_NewException("greenctx.Error", PyExc_RuntimeError, nullptr);
+  py_request_error = PyErr_NewException("greenctx.RequestError", py_error, nullptr);
+  py_unsupported_error = PyErr_NewException("greenctx.UnsupportedError", py_error, nullptr);
+  m.attr("Error") = nb::borrow(py_error);
+  m.attr("RequestError") = nb::borrow(py_request_error);
+  m.attr("UnsupportedError") = nb::borrow(py_unsupported_error);
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const request_error &e) {
+      raise(py_request_error, e);
+    } catch (const unsupported_error &e) {
+      raise(py_unsupported_error, e);
+    } catch (const error &e) {
+      raise(py_error, e);
+    }
+  });
+
+  m.def("toolkit_version", &toolkit_version, "CUDA toolkit version greenctx was built with.");
+  m.def("format_cuda_version", &format_cuda_version, "version"_a, "'12.5' for 12050.");
+  m.def(
+      "query_driver",
+      [] {
+        const driver_info d = query_driver();
+        nb::dict features;
+        for (const auto &f : d.features)
+          features[f.name] = nb::make_tuple(availability_name(f.status), f.introduced);
+        nb::dict out;
+        out["version"] = d.version;
+        out["library"] = d.library;
+        out["features"] = features;
+        return out;
+      },
+      "The loaded driver: version, library and each feature's (status, native_since). Raises "
+      "Error when there is no driver or GPU.");
+
+  // --- pure arithmetic ---------------------------------------------------------------------
+  nb::class_<granularity>(m, "Granularity")
+      .def(nb::init<>())
+      .def_rw("min_partition", &granularity::min_partition)
+      .def_rw("alignment", &granularity::alignment)
+      .def("__repr__", [](const granularity &g) {
+        return "Granularity(min_partition=" + std::to_string(g.min_partition) +
+               ", alignment=" + std::to_string(g.alignment) + ")";
+      });
+  m.def(
+      "documented_granularity",
+      [](int major, int minor, bool ignore) {
+        return documented_granularity(major, minor, make_flags(ignore, false));
+      },
+      "cc_major"_a, "cc_minor"_a = 0, "ignore_coscheduling"_a = false);
+  m.def(
+      "round_group_size",
+      [](unsigned requested, granularity g) {
+        const rounded_size r = round_group_size(requested, g);
+        return nb::make_tuple(r.size, r.reason);
+      },
+      "requested"_a, "granularity"_a, "(size the driver gives, reason or '').");
+
+  nb::class_<partition_request>(m, "PartitionRequest")
+      .def_ro("counts", &partition_request::counts)
+      .def_ro("rest", &partition_request::rest)
+      .def("__str__", &partition_request::to_string)
+      .def("__repr__",
+           [](const partition_request &r) { return "PartitionRequest('" + r.to_string() + "')"; });
+  m.def("parse_partitions", &parse_partition_request, "text"_a,
+        "Parse '16,rest' or '8,8,rest'. Raises RequestError naming the bad item.");
+  m.def(
+      "plan_partitions",
+      [](const partition_request &req, unsigned sm_count, granularity g, bool ignore) {
+        const partition_plan plan = plan_partitions(req, sm_count, g, make_flags(ignore, false));
+        nb::list parts;
+        for (const auto &p : plan.parts) {
+          nb::dict d;
+          d["requested"] = p.requested;
+          d["planned"] = p.planned;
+          d["rest"] = p.rest;
+          d["first_piece"] = p.first_piece;
+          d["pieces"] = p.pieces;
+          d["rounding"] = p.rounding;
+          parts.append(d);
+        }
+        nb::dict out;
+        out["piece_size"] = plan.piece_size;
+        out["groups"] = plan.groups;
+        out["parts"] = parts;
+        return out;
+      },
+      "request"_a, "sm_count"_a, "granularity"_a, "ignore_coscheduling"_a = false,
+      "How a request is made from one split (pure). Raises RequestError when it cannot be.");
+
+  // --- driver objects ----------------------------------------------------------------------
+  nb::class_<sm_resource>(m, "SmResource")
+      .def_prop_ro("sm_count", &sm_resource::sm_count)
+      .def_prop_ro("min_partition_size", &sm_resource::min_partition_size)
+      .def_prop_ro("coscheduled_alignment", &sm_resource::coscheduled_alignment)
+      .def("__repr__", [](const sm_resource &r) {
+        return "SmResource(sm_count=" + std::to_string(r.sm_count()) + ")";
+      });
+
+  nb::enum_<event_flags>(m, "EventFlags", nb::is_flag())
+      .value("NONE", event_flags::none)
+      .value("BLOCKING_SYNC", event_flags::blocking_sync)
+      .value("DISABLE_TIMING", event_flags::disable_timing);
+  nb::class_<event>(m, "Event")
+      .def(nb::init<execution_context_ref, event_flags>(), "context"_a,
+           "flags"_a = event_flags::none)
+      .def("record", [](const event &e, const stream &s) { e.record(s); }, "stream"_a)
+      .def("synchronize", [](const event &e) { e.synchronize(); })
+      .def("ready", [](const event &e) { return e.ready(); })
+      .def_prop_ro("handle",
+                   [](const event &e) { return reinterpret_cast<std::uintptr_t>(e.native_handle()); });
+  m.def("elapsed_ms", [](const event &a, const event &b) { return elapsed_ms(a, b); }, "start"_a,
+        "end"_a);
+
+  nb::class_<execution_context_ref>(m, "ExecutionContext")
+      .def_prop_ro("is_green", &execution_context_ref::is_green)
+      .def_prop_ro("id", &execution_context_ref::id)
+      .def("sms", &execution_context_ref::sms)
+      .def("create_stream",
+           [](const execution_context_ref &c, bool non_blocking, int priority) {
+             return c.create_stream(non_blocking ? stream_flags::non_blocking : stream_flags::none,
+                                    priority);
+           },
+           "non_blocking"_a = false, "priority"_a = 0)
+      .def("record", [](const execution_context_ref &c, const event &e) { c.record(e); })
+      .def("wait", [](const execution_context_ref &c, const event &e) { c.wait(e); })
+      .def("synchronize", &execution_context_ref::synchronize,
+           nb::call_guard<nb::gil_scoped_release>());
+  nb::class_<green_context, execution_context_ref>(m, "GreenContext");
+
+  nb::class_<stream>(m, "Stream")
+      .def_prop_ro("handle",
+                   [](const stream &s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); })
+      .def("__cuda_stream__",
+           [](const stream &s) {
+             return nb::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.native_handle()));
+           })
+      .def("synchronize", [](const stream &s) { s.synchronize(); },
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("ready", [](const stream &s) { return s.ready(); })
+      .def_prop_ro("priority", [](const stream &s) { return s.priority(); })
+      .def("sms", [](const stream &s) { return s.sms(); });
+
+  nb::class_<device>(m, "Device")
+      .def(nb::init<int>(), "ordinal"_a = 0)
+      .def_static("count", &device::count)
+      .def_prop_ro("ordinal", &device::ordinal)
+      .def_prop_ro("name", &device::name)
+      .def_prop_ro("compute_capability", &device::compute_capability)
+      .def_prop_ro("pci_bus_id", &device::pci_bus_id)
+      .def("sms", &device::sms)
+      .def_prop_ro("primary_context", &device::primary_context)
+      .def("memory_info", &device::memory_info);
+
+  nb::class_<partition>(m, "Partition")
+      .def_ro("requested", &partition::requested)
+      .def_ro("rest", &partition::rest)
+      .def_ro("rounding", &partition::rounding)
+      .def_prop_ro("obtained", &partition::obtained)
+      .def_prop_ro("label", &partition::label)
+      .def_prop_ro("context", [](partition &p) -> green_context & { return p.context; },
+                   nb::rv_policy::reference_internal);
+  nb::class_<partition_set>(m, "PartitionSet")
+      .def_static(
+          "create",
+          [](const device &dev, const std::string &text, bool ignore) {
+            return partition_set::create(dev, parse_partition_request(text),
+                                         make_flags(ignore, false));
+          },
+          "device"_a, "split"_a, "ignore_coscheduling"_a = false)
+      .def("__len__", [](const partition_set &s) { return s.parts().size(); })
+      .def("__getitem__",
+           [](partition_set &s, std::size_t i) -> partition & {
+             if (i >= s.parts().size())
+               throw nb::index_error();
+             return s.parts()[i];
+           },
+           nb::rv_policy::reference_internal);
+
+  m.def(
+      "verify",
+      [](const device &dev, const partition_set &set) {
+        const verify_report r = verify_partitions(dev, set);
+        nb::dict out;
+        nb::list parts;
+        for (const auto &u : r.parts) {
+          nb::dict d;
+          d["label"] = u.label;
+          d["obtained"] = u.obtained;
+          d["sms"] = u.sms;
+          parts.append(d);
+        }
+        out["parts"] = parts;
+        out["violations"] = r.violations;
+        out["notes"] = r.notes;
+        out["ok"] = r.ok();
+        return out;
+      },
+      "device"_a, "partitions"_a, nb::call_guard<nb::gil_scoped_release>());
+}

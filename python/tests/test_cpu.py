@@ -1,0 +1,65 @@
+"""CPU tier: what works without a GPU (runs in CI)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import greenctx
+
+
+def test_version_and_toolkit():
+    assert greenctx.__version__ == "0.1.0"
+    assert greenctx.toolkit_version() >= 12040
+    assert greenctx.format_cuda_version(12050) == "12.5"
+
+
+def test_parse_and_plan():
+    r = greenctx.parse_partitions(" 16, 8 ,rest ")
+    assert r.counts == [16, 8] and r.rest
+    assert str(r) == "16,8,rest"
+    g = greenctx.documented_granularity(9)
+    plan = greenctx.plan_partitions(r, 132, g)
+    assert plan["piece_size"] == 8 and plan["groups"] == 3
+    assert [p["planned"] for p in plan["parts"]] == [16, 8, 108]
+    assert plan["parts"][0]["pieces"] == 2 and plan["parts"][1]["first_piece"] == 2
+
+
+def test_rounding_is_explained():
+    size, why = greenctx.round_group_size(12, greenctx.documented_granularity(9))
+    assert size == 16 and "rounded up to 16" in why
+    assert greenctx.round_group_size(16, greenctx.documented_granularity(9)) == (16, "")
+    assert greenctx.documented_granularity(9, 0, True).alignment == 2
+
+
+@pytest.mark.parametrize("text, words", [("16,,rest", "empty"), ("0,rest", "0 SMs"),
+                                         ("abc", "neither"), ("16,rest,8", "last")])
+def test_bad_requests_raise_request_error(text, words):
+    with pytest.raises(greenctx.RequestError) as e:
+        greenctx.parse_partitions(text)
+    assert words in str(e.value)
+    assert e.value.code == 1  # CUDA_ERROR_INVALID_VALUE
+    assert isinstance(e.value, greenctx.Error) and isinstance(e.value, RuntimeError)
+
+
+def test_impossible_plans_say_why():
+    with pytest.raises(greenctx.RequestError, match="132"):
+        greenctx.plan_partitions(greenctx.parse_partitions("128,8"), 132,
+                                 greenctx.documented_granularity(9))
+
+
+def test_no_driver_raises_a_clear_error():
+    # A process of its own: the driver is loaded once per process.
+    code = ("import greenctx\n"
+            "try:\n    greenctx.Device(0)\nexcept greenctx.Error as e:\n"
+            "    print(e.code, e.api, e)\n")
+    env = dict(os.environ, GREENCTX_LIBCUDA="/nonexistent/libcuda.so.1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.startswith("100 ")  # CUDA_ERROR_NO_DEVICE
+    assert "no NVIDIA driver" in out
+
+
+def test_stream_protocol_is_declared():
+    assert hasattr(greenctx.Stream, "__cuda_stream__")
+    assert hasattr(greenctx.Stream, "handle")
