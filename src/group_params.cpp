@@ -2,6 +2,9 @@
 
 #include "greenctx/error.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <optional>
 #include <vector>
 
 namespace greenctx {
@@ -31,7 +34,80 @@ std::vector<unsigned> coscheduled_dividing(unsigned sm_count, const group_limits
 
 } // namespace
 
-unsigned group_limits::max_coscheduled() const { return cc_major >= 9 ? 32u : 2u; }
+namespace {
+
+// A whole number in [0, 2^20], or nullopt.
+std::optional<unsigned> read_count(std::string_view s) {
+  unsigned long long v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v > (1u << 20))
+    return std::nullopt;
+  return static_cast<unsigned>(v);
+}
+
+} // namespace
+
+std::vector<sm_group_params> parse_group_params(std::string_view text) {
+  constexpr const char *parse_api = "greenctx::parse_group_params";
+  std::vector<sm_group_params> groups;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t start = text.find_first_not_of(" \t,", pos);
+    if (start == std::string_view::npos)
+      break;
+    const std::size_t end = std::min(text.find_first_of(" \t,", start), text.size());
+    const std::string_view group = text.substr(start, end - start);
+    pos = end;
+    const std::string where =
+        "group " + std::to_string(groups.size()) + " ('" + std::string(group) + "')";
+    sm_group_params p;
+    std::size_t item_start = 0;
+    bool first = true;
+    while (item_start <= group.size()) {
+      const std::size_t colon = std::min(group.find(':', item_start), group.size());
+      const std::string_view item = group.substr(item_start, colon - item_start);
+      item_start = colon + 1;
+      if (first) {
+        const auto n = read_count(item);
+        if (!n)
+          throw request_error(CUDA_ERROR_INVALID_VALUE, parse_api,
+                              where + ": '" + std::string(item) +
+                                  "' is not an SM count (a whole number; 0 for discovery)");
+        p.sm_count = *n;
+        first = false;
+      } else if (item == "backfill") {
+        p.flags |= sm_group_backfill;
+      } else if (item.rfind("cosched=", 0) == 0 || item.rfind("pref=", 0) == 0) {
+        const bool cosched = item[0] == 'c';
+        const auto n = read_count(item.substr(cosched ? 8 : 5));
+        if (!n)
+          throw request_error(CUDA_ERROR_INVALID_VALUE, parse_api,
+                              where + ": '" + std::string(item) + "' needs a whole number");
+        (cosched ? p.coscheduled_sm_count : p.preferred_coscheduled_sm_count) = *n;
+      } else {
+        throw request_error(CUDA_ERROR_INVALID_VALUE, parse_api,
+                            where + ": unknown option '" + std::string(item) +
+                                "' (options: cosched=N, pref=N, backfill)");
+      }
+      if (colon == group.size())
+        break;
+    }
+    groups.push_back(p);
+  }
+  if (groups.empty())
+    throw request_error(CUDA_ERROR_INVALID_VALUE, parse_api,
+                        "no groups: give at least one, e.g. '16:cosched=2 0:backfill'");
+  return groups;
+}
+
+std::string to_string(const sm_group_params &p) {
+  return "{" + std::to_string(p.sm_count) + ", " + std::to_string(p.coscheduled_sm_count) + ", " +
+         std::to_string(p.preferred_coscheduled_sm_count) + ", " + std::to_string(p.flags) + "}";
+}
+
+unsigned group_limits::max_coscheduled() const {
+  return cc_major >= 9 ? 32u : 2u;
+}
 
 group_limits make_group_limits(unsigned input_sms, granularity device_grain, int cc_major) {
   return {input_sms, device_grain.alignment, cc_major};
@@ -79,8 +155,7 @@ std::string sm_count_problem(const sm_group_params &p, const group_limits &limit
 
 void apply_group_defaults(std::span<sm_group_params> groups, const group_limits &limits) {
   if (groups.empty())
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "nbGroups is 0: ask for at least one group");
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, "nbGroups is 0: ask for at least one group");
   const unsigned max_c = limits.max_coscheduled();
   for (std::size_t i = 0; i < groups.size(); ++i) {
     sm_group_params &p = groups[i];
@@ -91,12 +166,12 @@ void apply_group_defaults(std::span<sm_group_params> groups, const group_limits 
       p.coscheduled_sm_count = limits.device_alignment;
     const unsigned c = p.coscheduled_sm_count;
     if (c % 2 != 0 || c > max_c)
-      reject(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, i,
-             "coscheduledSmCount " + std::to_string(c) + " is not valid: it is even, from 2 to " +
-                 std::to_string(max_c) +
-                 (limits.cc_major >= 9 ? std::string()
-                                       : " (no thread-block clusters below CC 9.0)") +
-                 " (use " + std::to_string(c % 2 ? std::max(2u, c - 1) : max_c) + ")");
+      reject(
+          CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, i,
+          "coscheduledSmCount " + std::to_string(c) + " is not valid: it is even, from 2 to " +
+              std::to_string(max_c) +
+              (limits.cc_major >= 9 ? std::string() : " (no thread-block clusters below CC 9.0)") +
+              " (use " + std::to_string(c % 2 ? std::max(2u, c - 1) : max_c) + ")");
     if (p.preferred_coscheduled_sm_count == 0)
       p.preferred_coscheduled_sm_count =
           limits.device_alignment % c == 0 ? std::max(limits.device_alignment, c) : c;

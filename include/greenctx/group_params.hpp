@@ -8,6 +8,8 @@
 
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace greenctx {
 
@@ -49,6 +51,15 @@ group_limits make_group_limits(unsigned input_sms, granularity device_grain, int
 /// count is asked, so greenctx falls back to the co-scheduled count there. Not yet checked against
 /// a 13.1 driver.)
 void apply_group_defaults(std::span<sm_group_params> groups, const group_limits &limits);
+
+/// Parses group parameters as the CLI takes them, groups separated by spaces or commas:
+/// "16:cosched=2:pref=2 0:backfill". Each group is an SM count (0: discovery) followed by options:
+/// `cosched=N`, `pref=N`, `backfill`. Unset fields stay 0 (defaults). Throws request_error
+/// (CUDA_ERROR_INVALID_VALUE) naming the group and the item it could not read.
+std::vector<sm_group_params> parse_group_params(std::string_view text);
+
+/// "{16, 2, 2, 0}": the fields in cudaDevSmResourceGroupParams order.
+std::string to_string(const sm_group_params &p);
 
 /// Why `p` (with defaults already applied) breaks the smCount rule, or an empty string. Also used
 /// by the split itself to explain a discovered or backfilled count.

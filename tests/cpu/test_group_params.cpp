@@ -126,3 +126,42 @@ TEST(GroupParams, LaterGroupsAreNamedAndEarlierDefaultsStillWritten) {
 
 } // namespace
 } // namespace greenctx
+
+namespace greenctx {
+namespace {
+
+TEST(ParseGroupParams, ReadsTheCliSyntax) {
+  const auto g = parse_group_params("16:cosched=2:pref=2 0:backfill, 8");
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0], (sm_group_params{16, 2, 2, 0}));
+  EXPECT_EQ(g[1], (sm_group_params{0, 0, 0, sm_group_backfill}));
+  EXPECT_EQ(g[2], (sm_group_params{8, 0, 0, 0}));
+  EXPECT_EQ(to_string(g[0]), "{16, 2, 2, 0}");
+}
+
+TEST(ParseGroupParams, TheGuidesExamplesRoundTrip) {
+  auto g = parse_group_params("28:cosched=4:pref=4 32:cosched=4:pref=4");
+  apply_group_defaults(g, make_group_limits(132, {8, 8}, 9));
+  EXPECT_EQ(to_string(g[0]) + " " + to_string(g[1]), "{28, 4, 4, 0} {32, 4, 4, 0}");
+}
+
+TEST(ParseGroupParams, BadItemsAreNamed) {
+  const auto message = [](const char *text) {
+    try {
+      parse_group_params(text);
+    } catch (const request_error &e) {
+      EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("").find("no groups"), std::string::npos);
+  EXPECT_NE(message("x").find("not an SM count"), std::string::npos);
+  EXPECT_NE(message("16:cosched=").find("needs a whole number"), std::string::npos);
+  EXPECT_NE(message("16 8:clusters=4").find("group 1"), std::string::npos);
+  EXPECT_NE(message("16:fast").find("unknown option 'fast'"), std::string::npos);
+  EXPECT_NE(message("-4").find("not an SM count"), std::string::npos);
+}
+
+} // namespace
+} // namespace greenctx
