@@ -63,3 +63,15 @@ def test_no_driver_raises_a_clear_error():
 def test_stream_protocol_is_declared():
     assert hasattr(greenctx.Stream, "__cuda_stream__")
     assert hasattr(greenctx.Stream, "handle")
+
+
+def test_type_stub_is_current(tmp_path):
+    """python/greenctx/_greenctx.pyi must match the built module (regenerate it with
+    `python -m nanobind.stubgen -m greenctx._greenctx -o python/greenctx/_greenctx.pyi`)."""
+    stubgen = pytest.importorskip("nanobind.stubgen")
+    out = tmp_path / "_greenctx.pyi"
+    subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "greenctx._greenctx",
+                    "-o", str(out)], check=True)
+    committed = os.path.join(os.path.dirname(__file__), "..", "greenctx", "_greenctx.pyi")
+    with open(committed) as f:
+        assert out.read_text() == f.read(), "the committed type stub is out of date"
