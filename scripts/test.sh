@@ -13,7 +13,9 @@ status=0
 if [ ! -x build/pyenv/bin/python ]; then
   python3 -m venv build/pyenv
 fi
-build/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest scikit-build-core nanobind
+# Pinned: the committed type stub is checked against what this nanobind generates.
+build/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest scikit-build-core==1.1.2 \
+  nanobind==3.1.0
 build/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
 build/pyenv/bin/python -m pytest -rs python/tests || status=$?
 

@@ -68,7 +68,9 @@ def test_stream_protocol_is_declared():
 def test_type_stub_is_current(tmp_path):
     """python/greenctx/_greenctx.pyi must match the built module (regenerate it with
     `python -m nanobind.stubgen -m greenctx._greenctx -o python/greenctx/_greenctx.pyi`)."""
-    stubgen = pytest.importorskip("nanobind.stubgen")
+    nanobind = pytest.importorskip("nanobind")
+    if nanobind.__version__ != "3.1.0":  # the version scripts/test.sh pins
+        pytest.skip(f"the stub was generated with nanobind 3.1.0, this is {nanobind.__version__}")
     out = tmp_path / "_greenctx.pyi"
     subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "greenctx._greenctx",
                     "-o", str(out)], check=True)
