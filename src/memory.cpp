@@ -41,29 +41,30 @@ device_buffer::~device_buffer() {
   }
 }
 
+namespace {
+// Copies never run past the buffer: the same check for every direction.
+void check_fits(std::size_t bytes, std::size_t size, const char *api) {
+  if (bytes > size)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        std::to_string(bytes) + " bytes asked of a " + std::to_string(size) +
+                            "-byte buffer");
+}
+} // namespace
+
 void device_buffer::copy_to_host(void *host, std::size_t bytes) const {
-  if (bytes > s_.bytes)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_to_host",
-                        "asked " + std::to_string(bytes) + " bytes of a " +
-                            std::to_string(s_.bytes) + "-byte buffer");
+  check_fits(bytes, s_.bytes, "greenctx::device_buffer::copy_to_host");
   detail::scoped_primary_context guard(s_.device);
   GREENCTX_CALL(cuMemcpyDtoH, host, s_.ptr, bytes);
 }
 
 void device_buffer::copy_to_host(void *host, std::size_t bytes, stream_ref s) const {
-  if (bytes > s_.bytes)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_to_host",
-                        "asked " + std::to_string(bytes) + " bytes of a " +
-                            std::to_string(s_.bytes) + "-byte buffer");
+  check_fits(bytes, s_.bytes, "greenctx::device_buffer::copy_to_host");
   GREENCTX_CALL(cuMemcpyDtoHAsync, host, s_.ptr, bytes, s.native_handle());
   s.synchronize();
 }
 
 void device_buffer::copy_from_host(const void *host, std::size_t bytes) {
-  if (bytes > s_.bytes)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::device_buffer::copy_from_host",
-                        std::to_string(bytes) + " bytes do not fit in a " +
-                            std::to_string(s_.bytes) + "-byte buffer");
+  check_fits(bytes, s_.bytes, "greenctx::device_buffer::copy_from_host");
   detail::scoped_primary_context guard(s_.device);
   GREENCTX_CALL(cuMemcpyHtoD, s_.ptr, host, bytes);
 }
