@@ -57,6 +57,11 @@ namespace greenctx::detail {
   X(cuLibraryLoadData, cuLibraryLoadData, 12000)                                                   \
   X(cuLibraryGetKernel, cuLibraryGetKernel, 12000)                                                 \
   X(cuLaunchKernel, cuLaunchKernel, 4000)                                                          \
+  X(cuKernelGetFunction, cuKernelGetFunction, 12000)                                               \
+  X(cuFuncSetAttribute, cuFuncSetAttribute, 9000)                                                  \
+  X(cuOccupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, 11070)                             \
+  X(cuGraphAddKernelNode, cuGraphAddKernelNode, 12000)                                             \
+  X(cuGraphKernelNodeGetParams, cuGraphKernelNodeGetParams, 12000)                                 \
   X(cuDeviceGetDevResource, cuDeviceGetDevResource, 12040)                                         \
   X(cuCtxGetDevResource, cuCtxGetDevResource, 12040)                                               \
   X(cuGreenCtxGetDevResource, cuGreenCtxGetDevResource, 12040)                                     \

@@ -1,0 +1,40 @@
+// The 13.1 types that cuda_compat.h declares for older toolkits have the 13.1 layout, and the
+// header compiles as C (compat_header.c) as well as C++.
+#include <greenctx/cuda_compat.h>
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+extern "C" int greenctx_compat_header_compiles_as_c(void);
+
+namespace {
+
+TEST(CompatLayout, resource_is_144_bytes_with_the_union_at_96) {
+  EXPECT_EQ(sizeof(cudaDevResource), 144u);
+  EXPECT_EQ(offsetof(cudaDevResource, sm), 96u);
+  EXPECT_EQ(offsetof(cudaDevResource, wqConfig), 96u);
+  EXPECT_EQ(offsetof(cudaDevResource, nextResource), 136u);
+  EXPECT_EQ(sizeof(cudaDevSmResource), 16u);
+  EXPECT_EQ(sizeof(cudaDevWorkqueueConfigResource), 12u);
+  EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams), 64u);
+}
+
+TEST(CompatLayout, enums_and_error_codes_have_the_13_1_values) {
+  EXPECT_EQ(cudaDevResourceTypeSm, 1);
+  EXPECT_EQ(cudaDevResourceTypeWorkqueueConfig, 1000);
+  EXPECT_EQ(cudaDevResourceTypeWorkqueue, 10000);
+  EXPECT_EQ(cudaDevSmResourceGroupBackfill, 1);
+  EXPECT_EQ(cudaDevSmResourceSplitIgnoreSmCoscheduling, 1);
+  EXPECT_EQ(cudaDevSmResourceSplitMaxPotentialClusterSize, 2);
+  EXPECT_EQ(cudaDevWorkqueueConfigScopeGreenCtxBalanced, 1);
+  EXPECT_EQ(static_cast<int>(cudaErrorInvalidResourceType), 914);
+  EXPECT_EQ(static_cast<int>(cudaErrorInvalidResourceConfiguration), 915);
+  EXPECT_EQ(static_cast<int>(cudaErrorStreamDetached), 917);
+}
+
+TEST(CompatLayout, header_compiles_as_c) {
+  EXPECT_EQ(greenctx_compat_header_compiles_as_c(), 144);
+}
+
+} // namespace
