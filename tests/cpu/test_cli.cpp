@@ -155,6 +155,7 @@ TEST(Cli, HelpListsTheSubcommands) {
   EXPECT_TRUE(contains(r.out, "info")) << r;
   EXPECT_TRUE(contains(r.out, "verify")) << r;
   EXPECT_TRUE(contains(r.out, "demo")) << r;
+  EXPECT_TRUE(contains(r.out, "split")) << r;
 }
 
 TEST(Cli, InfoHelpShowsDeviceAndJson) {
@@ -189,6 +190,29 @@ TEST(Cli, UnknownSubcommand) {
   const auto r = run_cli({"frobnicate"});
   expect_error(r, exit_usage);
   EXPECT_TRUE(contains(r.err, "frobnicate")) << r;
+}
+
+TEST(Cli, SplitHelpShowsTheOptions) {
+  const auto r = run_cli({"split", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  for (const char *word : {"--dry-run", "--json", "--device", "cosched=N", "backfill"})
+    EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r;
+}
+
+TEST(Cli, SplitWithoutRequest) {
+  expect_error(run_cli({"split"}), exit_usage);
+}
+
+TEST(Cli, SplitMalformedGroups) {
+  auto r = run_cli({"split", "16:cosched=x"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "needs a whole number")) << r;
+  r = run_cli({"split", "16:fast"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "unknown option 'fast'")) << r;
+  r = run_cli({"split", "x8"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "not an SM count")) << r;
 }
 
 TEST(Cli, VerifyWithoutSplit) {

@@ -16,6 +16,8 @@ int exit_code_for(const error &e) noexcept {
     return exit_usage;
   case CUDA_ERROR_NO_DEVICE:
     return exit_no_gpu;
+  case CUDA_ERROR_NOT_SUPPORTED: // e.g. a co-scheduled count this driver cannot guarantee
+    return exit_unsupported;
   default:
     return exit_cuda_error;
   }
