@@ -43,6 +43,11 @@ expect_rc() { # expect_rc CODE NAME COMMAND...: the command must exit with CODE
 step info "$cli" info
 step info-json bash -o pipefail -c "$cli info --json > '$out/info.json' && cat '$out/info.json'"
 step gpu-tests "$bin/tests/greenctx_gpu_tests" --gtest_output="json:$out/gpu-tests.json"
+# The CUDA 13.1 runtime API (cuda_compat.h) as guide-style CUDA code, then the work-queue test
+# again with 32 connections: the reported limit must follow CUDA_DEVICE_MAX_CONNECTIONS.
+step compat-tests "$bin/tests/greenctx_cuda_compat_tests" --gtest_output="json:$out/compat-tests.json"
+step compat-workqueue-32 env CUDA_DEVICE_MAX_CONNECTIONS=32 "$bin/tests/greenctx_cuda_compat_tests" \
+  --gtest_filter='*workqueue*'
 step cpu-tests env GREENCTX_CLI="$cli" GREENCTX_SOURCE_DIR="$PWD" "$bin/tests/greenctx_cpu_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
 step verify-16-rest "$cli" verify 16,rest
@@ -52,6 +57,17 @@ expect_rc 2 verify-too-many "$cli" verify 128,8
 expect_rc 2 verify-unplaceable "$cli" verify 72,56
 expect_rc 2 verify-bad-device "$cli" verify 16,rest --device 99
 expect_rc 3 info-no-driver env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$cli" info
+# greenctx split: the group-parameter examples of spec section 3, real and dry run, and errors.
+step split-16 "$cli" split 16
+step split-16-backfill "$cli" split '16:cosched=2:pref=2 0:cosched=2:pref=2:backfill'
+step split-28-32-clusters-of-4 "$cli" split '28:cosched=4:pref=4 32:cosched=4:pref=4'
+step split-discover-8 bash -o pipefail -c "$cli split 0:cosched=8:pref=8 --json > '$out/split-discover-8.json' && cat '$out/split-discover-8.json'"
+step split-8-then-4 "$cli" split '8:cosched=2:pref=2 0:cosched=4:pref=4'
+step split-two-calls "$cli" split '12:cosched=2 0:cosched=8'
+step split-dry-run "$cli" split '0 0' --dry-run
+expect_rc 2 split-too-big "$cli" split '64 72'
+expect_rc 2 split-odd "$cli" split 15
+expect_rc 4 split-cosched-16 "$cli" split 32:cosched=16
 step example-quickstart "$bin/examples/greenctx_quickstart"
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
@@ -89,6 +105,19 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
   --benchmark_out_format=json
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
+
+# The Python module, its torch tests and the PyTorch example (builds the module on this machine).
+if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ] && [ -x scripts/gpu-check-python.sh ]; then
+  step python env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT="${GPU_CHECK_PYTHON_STEP_TIMEOUT:-240}" \
+    scripts/gpu-check-python.sh
+fi
+
+# The device tool returns at most 8 files: everything but the log and the bench archive goes
+# into one archive.
+tar -czf "$out/outputs.tar.gz" -C "$out" --exclude=outputs.tar.gz --exclude=gpu-check.log \
+  --exclude=results.tar.gz . 2>/dev/null &&
+  find "$out" -mindepth 1 -maxdepth 1 ! -name outputs.tar.gz ! -name gpu-check.log \
+    ! -name results.tar.gz -exec rm -rf {} +
 
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build-gpu
 for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
-         tests/greenctx_no_driver_tests bench/greenctx_overhead_bench \
+         tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests bench/greenctx_overhead_bench \
          examples/greenctx_quickstart "$@"; do
   mkdir -p "build-gpu/$(dirname "$f")"
   strip -o "build-gpu/$f" "build/$f"

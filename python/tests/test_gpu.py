@@ -1,7 +1,6 @@
 """GPU tier: skipped, with the reason, without a GPU. (Not yet run on the H200: written in the
-session of 2026-11-29 after its device time was spent.)"""
-import pytest
-
+session of 2026-11-29 after its device time was spent.) The tests with PyTorch are in
+test_torch_gpu.py."""
 import greenctx
 
 
@@ -27,27 +26,3 @@ def test_streams_and_events(gpu):
     e.synchronize()
     assert e.ready()
 
-
-def test_torch_matmul_on_16_sms_matches_and_is_slower(gpu):
-    torch = pytest.importorskip("torch")
-    parts = greenctx.PartitionSet.create(gpu, "16,rest")
-    small = parts[0].context.create_stream()
-    a = torch.randn(8192, 8192, device="cuda")
-    b = torch.randn(8192, 8192, device="cuda")
-    torch.cuda.synchronize()
-
-    def timed(stream):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        with torch.cuda.stream(stream):
-            start.record()
-            c = a @ b
-            end.record()
-        end.synchronize()
-        return c, start.elapsed_time(end)
-
-    full, _ = timed(torch.cuda.current_stream())
-    full, t_full = timed(torch.cuda.current_stream())
-    part, _ = timed(torch.cuda.ExternalStream(small.handle))
-    part, t_part = timed(torch.cuda.ExternalStream(small.handle))
-    assert torch.equal(full, part)
-    assert t_part > 2 * t_full, (t_part, t_full)

@@ -46,7 +46,8 @@ int run_info(const info_options &opt) {
     j["max_connections"] = {
         {"environment", connections ? nlohmann::json(*connections) : nlohmann::json(nullptr)},
         {"in_effect", connections.value_or(8)},
-        {"source", connections ? "CUDA_DEVICE_MAX_CONNECTIONS" : "driver default"}};
+        {"source", connections ? "CUDA_DEVICE_MAX_CONNECTIONS" : "driver default"},
+        {"workqueue_config_provisioned", false}};
     for (const auto &f : drv.features)
       j["features"][f.name] = {{"status", availability_name(f.status)},
                                {"native_since", format_cuda_version(f.introduced)},
@@ -72,6 +73,8 @@ int run_info(const info_options &opt) {
   else
     fmt::print(
         "Work queues   CUDA_DEVICE_MAX_CONNECTIONS unset: the driver's default of 8 applies\n");
+  fmt::print("              WorkqueueConfig resources (cuda_compat.h) are accepted and reported, "
+             "not provisioned:\n              every context shares these queues\n");
   fmt::print("\nFeature                 Native since  Here\n");
   for (const auto &f : drv.features)
     fmt::print("{:<23} {:<13} {}\n", f.name, format_cuda_version(f.introduced),

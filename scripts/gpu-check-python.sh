@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The Python module's GPU check, for the GPU machine (no network): builds and installs the module
+# into a virtual environment that sees the machine's own torch, nanobind, scikit-build-core and
+# pytest, runs every Python test (CPU, GPU and torch tiers) and the PyTorch latency example.
+# Run from anywhere; it works in the repository root. Writes under $OUT (default ./gpu-check-out):
+#
+#   gpu-check-python.log   what each step ran and its exit status
+#   python-build.log       the build's full output
+#   pytest.xml, pytest.log pytest -rs python/tests (JUnit XML, and the console output)
+#   torch_latency.json/.txt examples/torch_latency.py --json, and its console output
+#
+# Exits non-zero when a step failed. Each step has a time limit (GPU_CHECK_STEP_TIMEOUT seconds
+# overrides them all); the whole run takes about a minute or two on 16 cores.
+#
+# The build: `pip install --no-build-isolation --no-deps --no-index .` (scikit-build-core and
+# nanobind from the machine). Where scikit-build-core is missing, or that install fails, it falls
+# back to CMake alone: the _greenctx target with GREENCTX_BUILD_PYTHON=ON and the tools, tests,
+# benchmarks and examples off (so CLI11, nlohmann-json, GoogleTest and Google Benchmark are not
+# needed), the package staged under build-python/stage and put on PYTHONPATH.
+# GREENCTX_PY_BUILD=cmake skips the pip build and uses that directly.
+#
+# The environment: a venv with --system-site-packages (GREENCTX_PYENV, default
+# build-python/venv-gpu). When python3 is itself a venv (on the GPU image it is
+# /opt/torch/.venv), --system-site-packages would show the base interpreter's packages, not
+# that venv's torch; a .pth file then adds python3's own site-packages to the new venv.
+# shellcheck disable=SC2317  # the build functions run through `timeout bash -c NAME`
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out="${OUT:-$PWD/gpu-check-out}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+log="$out/gpu-check-python.log"
+: >"$log"
+failed=()
+export PYTHONUNBUFFERED=1
+
+step() { # step NAME LIMIT COMMAND...: runs it with a time limit, logs it, remembers failures
+  local name=$1 limit=${GPU_CHECK_STEP_TIMEOUT:-$2}; shift 2
+  { echo; echo "=== $name (limit ${limit}s): $*"; } | tee -a "$log"
+  timeout "$limit" "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 124 ] && echo "=== $name: timed out after ${limit}s" | tee -a "$log"
+  echo "=== $name: exit $rc" | tee -a "$log"
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+  return "$rc"
+}
+finish() {
+  echo | tee -a "$log"
+  if [ ${#failed[@]} -eq 0 ]; then
+    echo "PYTHON GPU CHECK PASSED" | tee -a "$log"
+    exit 0
+  fi
+  echo "PYTHON GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
+  exit 1
+}
+
+if ! command -v nvcc >/dev/null 2>&1; then
+  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+    [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break
+  done
+fi
+base_py="${PYTHON:-python3}"
+venv="${GREENCTX_PYENV:-build-python/venv-gpu}"
+
+{
+  echo "greenctx Python GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "python: $(command -v "$base_py") ($("$base_py" --version 2>&1))"
+  echo "nvcc: $(command -v nvcc || echo 'not found')"
+  nvidia-smi --format=csv \
+    --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu 2>&1 ||
+    true
+  echo "CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-unset}"
+} 2>&1 | tee -a "$log"
+
+make_venv() {
+  # Without pip where ensurepip is missing: python3's pip is then found through the .pth below.
+  [ -x "$venv/bin/python" ] || "$base_py" -m venv --system-site-packages "$venv" ||
+    "$base_py" -m venv --clear --system-site-packages --without-pip "$venv" || return 1
+  # python3's own site-packages, when python3 is a venv (see the header).
+  local parent site_dir
+  parent=$("$base_py" -c 'import site, sys
+if sys.prefix != sys.base_prefix:
+    print("\n".join(site.getsitepackages()))') || return 1
+  site_dir=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') ||
+    return 1
+  rm -f "$site_dir/_greenctx_parent_env.pth"
+  [ -z "$parent" ] || printf '%s\n' "$parent" >"$site_dir/_greenctx_parent_env.pth"
+  "$venv/bin/python" - <<'EOF'
+import importlib
+for name in ("torch", "nanobind", "scikit_build_core", "pytest"):
+    try:
+        m = importlib.import_module(name)
+        print(f"{name} {getattr(m, '__version__', '?')} ({m.__file__})")
+    except ImportError as e:
+        print(f"{name}: missing ({e})")
+try:
+    import torch
+    print(f"torch.cuda.is_available() = {torch.cuda.is_available()}, CUDA {torch.version.cuda}, "
+          f"{torch.cuda.device_count()} device(s)")
+except ImportError:
+    pass  # the torch tests then skip, saying so, and the example fails: both are reported
+import pytest  # noqa: F401  (without pytest nothing can be tested: this step fails)
+EOF
+}
+build_pip() {
+  "$py" -c 'import scikit_build_core, nanobind' || {
+    echo "scikit-build-core or nanobind missing: no pip build"; return 1; }
+  "$py" -m pip install --no-build-isolation --no-deps --no-index --force-reinstall -v . \
+    >"$out/python-build.log" 2>&1
+  local rc=$?
+  tail -n 15 "$out/python-build.log"
+  return "$rc"
+}
+build_cmake() {
+  local tag bdir stage gen=()
+  tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")') || return 1
+  bdir="build-python/cmake-$tag"
+  stage="build-python/stage"
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  {
+    cmake -S . -B "$bdir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGREENCTX_BUILD_PYTHON=ON \
+      -DGREENCTX_BUILD_TOOLS=OFF -DGREENCTX_BUILD_TESTS=OFF -DGREENCTX_BUILD_BENCHMARKS=OFF \
+      -DGREENCTX_BUILD_EXAMPLES=OFF -DGREENCTX_INSTALL=OFF -DPython_EXECUTABLE="$py" &&
+      cmake --build "$bdir" --target _greenctx -j "$(nproc)"
+  } >>"$out/python-build.log" 2>&1
+  local rc=$?
+  tail -n 15 "$out/python-build.log"
+  [ "$rc" -eq 0 ] || return "$rc"
+  rm -rf "$stage" && mkdir -p "$stage/greenctx" &&
+    cp python/greenctx/* "$stage/greenctx/" &&
+    cp "$bdir"/python/_greenctx*.so "$stage/greenctx/"
+}
+py="$venv/bin/python"
+export out venv base_py py
+export -f make_venv build_pip build_cmake
+
+step venv 120 bash -c make_venv || finish
+# The module must come from this build, not from an older install.
+"$py" -m pip uninstall -y -q greenctx >/dev/null 2>&1 || true
+if [ "${GREENCTX_PY_BUILD:-pip}" = cmake ]; then
+  echo "GREENCTX_PY_BUILD=cmake: the plain CMake build only" | tee -a "$log"
+  step build-cmake 240 bash -c build_cmake || finish
+  export PYTHONPATH="$PWD/build-python/stage${PYTHONPATH:+:$PYTHONPATH}"
+elif ! step build-pip 240 bash -c build_pip; then
+  unset 'failed[-1]' # not a failure of its own: the fallback decides
+  echo "pip build failed or impossible: falling back to a plain CMake build" | tee -a "$log"
+  step build-cmake 240 bash -c build_cmake || finish
+  export PYTHONPATH="$PWD/build-python/stage${PYTHONPATH:+:$PYTHONPATH}"
+fi
+step import 60 "$py" -c 'import greenctx, greenctx._greenctx as m
+print("greenctx", greenctx.__version__, "from", m.__file__)
+print("toolkit", greenctx.format_cuda_version(greenctx.toolkit_version()))' || finish
+
+step pytest 180 bash -o pipefail -c \
+  "'$py' -m pytest -rs -v -p no:cacheprovider python/tests --junitxml='$out/pytest.xml' 2>&1 |
+   tee '$out/pytest.log'"
+step torch-latency 150 bash -o pipefail -c \
+  "'$py' examples/torch_latency.py --json '$out/torch_latency.json' 2>&1 |
+   tee '$out/torch_latency.txt'"
+finish
