@@ -230,7 +230,9 @@ group_split_result plan_group_split(const sm_resource &input, std::span<sm_group
       sm_group g;
       g.pieces = take_group(pool, params[i], o);
       g.coscheduled = params[i].coscheduled_sm_count;
-      g.needs_cluster_check = run.unit.ignore_coscheduling;
+      // IgnoreSmCoscheduling pieces carry no co-scheduling promise, and neither does a later
+      // run's input (an intermediate context of leftovers): such groups are proved on creation.
+      g.needs_cluster_check = run.unit.ignore_coscheduling || r > 0;
       g.run = o.run;
       o.obtained = g.sm_count();
       if (params[i].sm_count == 0)
