@@ -193,8 +193,9 @@ NB_MODULE(_greenctx, m) {
             return c.create_stream(non_blocking ? stream_flags::non_blocking : stream_flags::none,
                                    priority);
           },
-          "non_blocking"_a = false, "priority"_a = 0,
-          "A stream on this context (priority is clamped to the device range).")
+          "non_blocking"_a = false, "priority"_a = 0, nb::keep_alive<0, 1>(),
+          "A stream on this context (priority is clamped to the device range). The stream keeps "
+          "the context alive.")
       .def(
           "record", [](const execution_context_ref &c, const event &e) { c.record(e); }, "event"_a,
           "Capture all work submitted to this context so far in the event.")
@@ -205,7 +206,95 @@ NB_MODULE(_greenctx, m) {
            nb::call_guard<nb::gil_scoped_release>(),
            "Block until this context's work so far has finished.");
   nb::class_<green_context, execution_context_ref>(
-      m, "GreenContext", "A green context, owned by the PartitionSet that made it.");
+      m, "GreenContext",
+      "A green context. Those of a PartitionSet belong to it; GreenContext.create makes one that "
+      "this object owns (destroyed with it: keep it, re-creating leaks ~4 MiB on driver 580).")
+      .def_static(
+          "create",
+          [](const std::vector<sm_resource> &pieces) {
+            return green_context::create(descriptor::from(pieces));
+          },
+          "pieces"_a,
+          "A green context over SM pieces of one split (a group's pieces, or several groups and "
+          "the remainder of one split call).");
+
+  nb::class_<split_result>(m, "SplitResult", "What split_by_count gave.")
+      .def_ro("groups", &split_result::groups)
+      .def_ro("remainder", &split_result::remainder)
+      .def_prop_ro("explanation", &split_result::explanation);
+  m.def(
+      "split_by_count",
+      [](const sm_resource &input, unsigned groups, unsigned min_count, bool ignore) {
+        return split_by_count(input, groups, min_count, make_flags(ignore, false));
+      },
+      "resource"_a, "groups"_a, "min_count"_a, "ignore_coscheduling"_a = false,
+      "Up to `groups` equal groups of at least `min_count` SMs, plus a remainder "
+      "(cuDevSmResourceSplitByCount). Sizes are rounded up to the granularity; fewer groups when "
+      "the SMs run out.");
+
+  nb::class_<sm_group_params>(m, "GroupParams",
+                              "One group of a heterogeneous split (cudaDevSmResourceGroupParams).")
+      .def(
+          "__init__",
+          [](sm_group_params *p, unsigned sm_count, unsigned coscheduled, unsigned preferred,
+             bool backfill) {
+            new (p) sm_group_params{sm_count, coscheduled, preferred,
+                                    backfill ? sm_group_backfill : 0u};
+          },
+          "sm_count"_a = 0, "coscheduled"_a = 0, "preferred"_a = 0, "backfill"_a = false,
+          "sm_count 0 discovers as many SMs as fit; coscheduled and preferred 0 take the "
+          "defaults.")
+      .def_rw("sm_count", &sm_group_params::sm_count)
+      .def_rw("coscheduled", &sm_group_params::coscheduled_sm_count)
+      .def_rw("preferred", &sm_group_params::preferred_coscheduled_sm_count)
+      .def_prop_rw(
+          "backfill", [](const sm_group_params &p) { return (p.flags & sm_group_backfill) != 0; },
+          [](sm_group_params &p, bool b) { p.flags = b ? sm_group_backfill : 0u; })
+      .def("__eq__", [](const sm_group_params &a, const sm_group_params &b) { return a == b; })
+      .def("__repr__", [](const sm_group_params &p) { return to_string(p); });
+  m.def("parse_groups", &parse_group_params, "text"_a,
+        "Group parameters from text: '16:cosched=2:pref=2 0:backfill' (pure).");
+
+  nb::class_<sm_group>(m, "SmGroup", "One group (or the remainder) of split_groups.")
+      .def_ro("pieces", &sm_group::pieces)
+      .def_ro("coscheduled", &sm_group::coscheduled)
+      .def_prop_ro("sm_count", &sm_group::sm_count)
+      .def("__repr__", [](const sm_group &g) {
+        return "SmGroup(sm_count=" + std::to_string(g.sm_count()) +
+               ", coscheduled=" + std::to_string(g.coscheduled) + ")";
+      });
+  nb::class_<group_split_result>(m, "GroupSplit", "What split_groups gave.")
+      .def_ro("params", &group_split_result::params)
+      .def_ro("groups", &group_split_result::groups)
+      .def_ro("remainder", &group_split_result::remainder)
+      .def_ro("remainder_sms", &group_split_result::remainder_sms)
+      .def_ro("split_calls", &group_split_result::runs)
+      .def_ro("native", &group_split_result::native)
+      .def_prop_ro("obtained",
+                   [](const group_split_result &r) {
+                     std::vector<unsigned> out;
+                     for (const auto &o : r.outcomes)
+                       out.push_back(o.obtained);
+                     return out;
+                   })
+      .def_prop_ro("explanation", &group_split_result::explanation);
+  m.def(
+      "split_groups",
+      [](const sm_resource &input, nb::object groups, bool dry_run) {
+        std::vector<sm_group_params> params =
+            nb::isinstance<nb::str>(groups) ? parse_group_params(nb::cast<std::string>(groups))
+                                            : nb::cast<std::vector<sm_group_params>>(groups);
+        return split_groups(input, params, dry_run);
+      },
+      "resource"_a, "groups"_a, "dry_run"_a = false,
+      "CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as "
+      "GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and "
+      "backfill supported. The result's params carry the defaults and discovered counts. Raises "
+      "RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) "
+      "for co-scheduled counts the driver cannot guarantee.");
+  m.def(
+      "max_active_sm_clusters", &max_active_sm_clusters, "context"_a, "cluster_size"_a,
+      "How many clusters of cluster_size SMs (one block per SM) the context can run at once.");
 
   nb::class_<stream>(
       m, "Stream",
@@ -271,7 +360,12 @@ NB_MODULE(_greenctx, m) {
   m.def(
       "verify",
       [](const device &dev, const partition_set &set) {
-        const verify_report r = verify_partitions(dev, set);
+        verify_report r;
+        {
+          // The probe waits for the GPU; the dict below needs the GIL again.
+          nb::gil_scoped_release release;
+          r = verify_partitions(dev, set);
+        }
         nb::dict out;
         nb::list parts;
         for (const auto &u : r.parts) {
@@ -287,7 +381,7 @@ NB_MODULE(_greenctx, m) {
         out["ok"] = r.ok();
         return out;
       },
-      "device"_a, "partitions"_a, nb::call_guard<nb::gil_scoped_release>(),
+      "device"_a, "partitions"_a,
       "Run a %smid probe on every partition at once; returns the SMs each used, violations "
       "(overlap, or more SMs than held) and notes. report['ok'] is True when there are none.");
 }

@@ -1,5 +1,6 @@
 """greenctx: partition a GPU's SMs with CUDA green contexts (C++ core)"""
 
+from collections.abc import Sequence
 import enum
 
 from greenctx import (
@@ -126,7 +127,9 @@ class ExecutionContext:
         """The SMs this context may use."""
 
     def create_stream(self, non_blocking: bool = False, priority: int = 0) -> Stream:
-        """A stream on this context (priority is clamped to the device range)."""
+        """
+        A stream on this context (priority is clamped to the device range). The stream keeps the context alive.
+        """
 
     def record(self, event: Event) -> None:
         """Capture all work submitted to this context so far in the event."""
@@ -138,7 +141,122 @@ class ExecutionContext:
         """Block until this context's work so far has finished."""
 
 class GreenContext(ExecutionContext):
-    """A green context, owned by the PartitionSet that made it."""
+    """
+    A green context. Those of a PartitionSet belong to it; GreenContext.create makes one that this object owns (destroyed with it: keep it, re-creating leaks ~4 MiB on driver 580).
+    """
+
+    @staticmethod
+    def create(pieces: Sequence[SmResource]) -> GreenContext:
+        """
+        A green context over SM pieces of one split (a group's pieces, or several groups and the remainder of one split call).
+        """
+
+class SplitResult:
+    """What split_by_count gave."""
+
+    @property
+    def groups(self) -> list[SmResource]: ...
+
+    @property
+    def remainder(self) -> SmResource: ...
+
+    @property
+    def explanation(self) -> str: ...
+
+def split_by_count(resource: SmResource, groups: int, min_count: int, ignore_coscheduling: bool = False) -> SplitResult:
+    """
+    Up to `groups` equal groups of at least `min_count` SMs, plus a remainder (cuDevSmResourceSplitByCount). Sizes are rounded up to the granularity; fewer groups when the SMs run out.
+    """
+
+class GroupParams:
+    """One group of a heterogeneous split (cudaDevSmResourceGroupParams)."""
+
+    def __init__(self, sm_count: int = 0, coscheduled: int = 0, preferred: int = 0, backfill: bool = False) -> None:
+        """
+        sm_count 0 discovers as many SMs as fit; coscheduled and preferred 0 take the defaults.
+        """
+
+    @property
+    def sm_count(self) -> int: ...
+
+    @sm_count.setter
+    def sm_count(self, arg: int, /) -> None: ...
+
+    @property
+    def coscheduled(self) -> int: ...
+
+    @coscheduled.setter
+    def coscheduled(self, arg: int, /) -> None: ...
+
+    @property
+    def preferred(self) -> int: ...
+
+    @preferred.setter
+    def preferred(self, arg: int, /) -> None: ...
+
+    @property
+    def backfill(self) -> bool: ...
+
+    @backfill.setter
+    def backfill(self, arg: bool, /) -> None: ...
+
+    def __eq__(self, arg: GroupParams, /) -> bool: ...
+
+    def __repr__(self) -> str: ...
+
+def parse_groups(text: str) -> list[GroupParams]:
+    """Group parameters from text: '16:cosched=2:pref=2 0:backfill' (pure)."""
+
+class SmGroup:
+    """One group (or the remainder) of split_groups."""
+
+    @property
+    def pieces(self) -> list[SmResource]: ...
+
+    @property
+    def coscheduled(self) -> int: ...
+
+    @property
+    def sm_count(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class GroupSplit:
+    """What split_groups gave."""
+
+    @property
+    def params(self) -> list[GroupParams]: ...
+
+    @property
+    def groups(self) -> list[SmGroup]: ...
+
+    @property
+    def remainder(self) -> SmGroup: ...
+
+    @property
+    def remainder_sms(self) -> int: ...
+
+    @property
+    def split_calls(self) -> int: ...
+
+    @property
+    def native(self) -> bool: ...
+
+    @property
+    def obtained(self) -> list[int]: ...
+
+    @property
+    def explanation(self) -> str: ...
+
+def split_groups(resource: SmResource, groups: object, dry_run: bool = False) -> GroupSplit:
+    """
+    CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and backfill supported. The result's params carry the defaults and discovered counts. Raises RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) for co-scheduled counts the driver cannot guarantee.
+    """
+
+def max_active_sm_clusters(context: ExecutionContext, cluster_size: int) -> int:
+    """
+    How many clusters of cluster_size SMs (one block per SM) the context can run at once.
+    """
 
 class Stream:
     """

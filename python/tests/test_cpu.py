@@ -77,3 +77,12 @@ def test_type_stub_is_current(tmp_path):
     committed = os.path.join(os.path.dirname(__file__), "..", "greenctx", "_greenctx.pyi")
     with open(committed) as f:
         assert out.read_text() == f.read(), "the committed type stub is out of date"
+
+
+def test_group_params_from_text_and_keywords():
+    groups = greenctx.parse_groups("16:cosched=2:pref=2 0:backfill")
+    assert groups == [greenctx.GroupParams(16, 2, 2), greenctx.GroupParams(backfill=True)]
+    assert groups[1].backfill and groups[1].sm_count == 0
+    assert repr(groups[0]) == "{16, 2, 2, 0}"
+    with pytest.raises(greenctx.RequestError, match="unknown option 'fast'"):
+        greenctx.parse_groups("16:fast")

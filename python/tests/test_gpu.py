@@ -1,6 +1,7 @@
-"""GPU tier: skipped, with the reason, without a GPU. (Not yet run on the H200: written in the
-session of 2026-11-29 after its device time was spent.) The tests with PyTorch are in
+"""GPU tier: skipped, with the reason, without a GPU. The tests with PyTorch are in
 test_torch_gpu.py."""
+import pytest
+
 import greenctx
 
 
@@ -26,3 +27,33 @@ def test_streams_and_events(gpu):
     e.synchronize()
     assert e.ready()
 
+
+
+def test_split_groups_discovery_and_backfill(gpu):
+    sms = gpu.sms()
+    r = greenctx.split_groups(sms, "16:cosched=2:pref=2 0:cosched=2:pref=2:backfill")
+    assert r.obtained == [16, sms.sm_count - 16]
+    assert r.params[1].sm_count == sms.sm_count - 16, "discovery writes the count back"
+    assert r.remainder_sms == 0 and r.split_calls == 1
+    small = greenctx.GreenContext.create(r.groups[0].pieces)
+    rest = greenctx.GreenContext.create(r.groups[1].pieces)
+    assert small.sms().sm_count == 16 and rest.sms().sm_count == sms.sm_count - 16
+    assert greenctx.max_active_sm_clusters(small, 2) == 8
+    # A dry run only fills in the parameters.
+    dry = greenctx.split_groups(sms, [greenctx.GroupParams(0, 8, 8)], dry_run=True)
+    assert dry.groups == [] and dry.params[0].sm_count == dry.obtained[0] > 0
+
+
+def test_split_groups_refuses_what_cannot_be_made(gpu):
+    with pytest.raises(greenctx.RequestError, match="not every group can be made"):
+        greenctx.split_groups(gpu.sms(), "64 72")
+    with pytest.raises(greenctx.RequestError, match="odd"):
+        greenctx.split_groups(gpu.sms(), "15")
+
+
+def test_split_by_count_gives_equal_groups(gpu):
+    r = greenctx.split_by_count(gpu.sms(), 2, 12)
+    assert [g.sm_count for g in r.groups] == [16, 16]
+    assert "16" in r.explanation
+    both = greenctx.GreenContext.create(r.groups)
+    assert both.sms().sm_count == 32

@@ -567,13 +567,14 @@ TEST_F(cuda_compat, occupancy_calls_see_the_partition) {
   }
 }
 
-// CUDA_DEVICE_MAX_CONNECTIONS, as the hardware shows it. Kernels of different streams that share
-// a connection (hardware queue) run concurrently, measured, so timing independent kernels shows
-// nothing; a wait does block its queue. Stream 0 waits for an event that a 50 ms kernel on
-// another stream records; streams 1..31 launch a short kernel each. The kernels queued behind the
-// wait, those whose stream shares stream 0's connection, start only after the 50 ms: about
-// 32 / connections of the 32 streams.
-TEST_F(cuda_compat, workqueue_limit_matches_what_the_hardware_does) {
+// CUDA_DEVICE_MAX_CONNECTIONS: the device's WorkqueueConfig resource reports it (or the default
+// of 8, the documented value), and the test records what the hardware shows. Two ways to see the
+// limit failed on the H200 with driver 580 (2026-11-29): 32 single-block kernels on 32 streams all
+// ran at once with the default, and a stream blocked on an event held back only itself. Here:
+// stream 0 waits for an event that a 50 ms kernel on another stream records; streams 1..31
+// launch a short kernel each; the streams whose kernel starts after the 50 ms are counted. With
+// queues shared round robin and blocking their followers, that would be 32 / connections.
+TEST_F(cuda_compat, workqueue_limit_is_reported_and_its_effect_recorded) {
   constexpr int streams = 32;
   cudaDevResource wq{};
   CHECK_CUDA(cudaDeviceGetDevResource(0, &wq, cudaDevResourceTypeWorkqueueConfig));
@@ -606,7 +607,9 @@ TEST_F(cuda_compat, workqueue_limit_matches_what_the_hardware_does) {
               late, streams, which.c_str(), late ? streams / late : 0, limit,
               std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")
                                                          : "unset");
-  EXPECT_EQ(late, (streams + static_cast<int>(limit) - 1) / static_cast<int>(limit));
+  const char *env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT_EQ(limit, env ? std::strtoul(env, nullptr, 10) : 8u);
+  EXPECT_GE(late, 1) << "stream 0 waited for the event";
   for (auto x : s)
     cudaStreamDestroy(x);
   cudaStreamDestroy(blocker);
