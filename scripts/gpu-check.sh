@@ -75,6 +75,28 @@ expect_rc 2 split-dry-run-empty-group "$cli" split '0 0' --dry-run
 expect_rc 2 split-too-big "$cli" split '64 72'
 expect_rc 2 split-odd "$cli" split 15
 expect_rc 4 split-cosched-16 "$cli" split 32:cosched=16
+# greenctx run: unmodified programs confined to N SMs (issue 5). run_target records %smid from
+# several threads, the default streams, a created stream, a captured graph and the driver API.
+tgt="$bin/tests/greenctx_run_target"
+wl="$bin/tests/greenctx_run_workload"
+step run-target-unconfined "$tgt" --expect-min-sms 100
+step run-target-16 "$cli" run --sms 16 -- "$tgt" --expect-max-sms 16
+step run-target-64 "$cli" run --sms 64 -- "$tgt" --expect-max-sms 64 --expect-min-sms 64
+step run-per-thread-stream bash -c "$cli run --sms 16 -- $tgt --threads 0 --per-thread-stream; echo \"run exit \$?\""
+expect_rc 7 run-exit-code "$cli" run --sms 16 -- sh -c 'exit 7'
+expect_rc 143 run-signal "$cli" run --sms 16 -- sh -c 'kill -TERM $$'
+expect_rc 2 run-bad-count "$cli" run --sms 12 -- "$tgt"
+expect_rc 2 run-too-many "$cli" run --sms 200 -- "$tgt"
+expect_rc 2 run-missing-program "$cli" run --sms 16 -- /nonexistent/program
+# cuBLAS and PyTorch, confined and not: same checksum, slower on fewer SMs.
+compare() { # compare NAME UNCONFINED_CMD... -- : runs it plain and on 16 SMs, compares
+  local name=$1; shift
+  step "$name-all" bash -o pipefail -c "$* | tee '$out/$name-all.txt'"
+  step "$name-16" bash -o pipefail -c "$cli run --sms 16 -- $* | tee '$out/$name-16.txt'"
+  step "$name-compare" python3 scripts/compare-runs.py "$out/$name-all.txt" "$out/$name-16.txt"
+}
+compare cublas "$wl" gemm 8192 10
+compare torch python3 tests/gpu/torch_matmul.py 8192 10
 step example-quickstart "$bin/examples/greenctx_quickstart"
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 

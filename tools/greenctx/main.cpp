@@ -45,11 +45,12 @@ int main(int argc, char **argv) try {
   add_demo(app, run);
   add_bench(app, run);
   add_split(app, run);
+  add_run(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify, split, demo and bench (see greenctx --help)");
+                "': the subcommands are info, verify, split, run, scale, demo and bench (see greenctx --help)");
     return exit_usage;
   }
   try {
@@ -67,7 +68,7 @@ int main(int argc, char **argv) try {
   }
   if (!run) {
     std::fputs(app.help().c_str(), stderr);
-    print_error("a subcommand is required: info, verify, split, demo or bench");
+    print_error("a subcommand is required: info, verify, split, run, scale, demo or bench");
     return exit_usage;
   }
   try {

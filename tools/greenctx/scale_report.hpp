@@ -1,0 +1,120 @@
+// The pure part of `greenctx scale`: which SM counts to run at (the --sms list against the counts
+// a split can give), the record of every run, summaries and speed-ups, and the text table,
+// markdown, JSON, CSV and SVG outputs. No driver and no child processes: tested on any machine.
+#pragma once
+
+#include "stats.hpp"
+
+#include <greenctx/granularity.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace greenctx::scale {
+
+/// Every SM count that one group of a split of `available` SMs has exactly, ascending: the sizes
+/// that round_group_size(n, g, available) leaves unchanged (the minimum partition, then steps of
+/// the alignment, and `available` itself, which is always a valid group). Empty when `available`
+/// is below the minimum partition.
+std::vector<unsigned> valid_counts(unsigned available, granularity g);
+
+/// The valid counts next to `n`: the largest below it and the smallest above it (n itself when it
+/// is valid, in both).
+struct neighbours {
+  std::optional<unsigned> below, above;
+};
+neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid);
+
+/// "8, 16, 24, ..., 128, 132" for people (the whole list when it is short).
+std::string describe_counts(const std::vector<unsigned> &valid);
+
+/// Parses `--sms` ("8,16,32"; spaces around entries are ignored) and checks it against `valid`
+/// (from valid_counts) and the device's `device_sms`. Returns the counts in the order given.
+/// Throws request_error (code CUDA_ERROR_INVALID_VALUE) for an empty list or entry, an entry that
+/// is not a whole number, 0, more than the device has, a count no split gives (naming the nearest
+/// valid counts), a count listed twice, or a list out of increasing order.
+std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<unsigned> &valid,
+                                    unsigned device_sms);
+
+/// "exit 0", "exit 3", "signal 11 (SIGSEGV)".
+std::string describe_end(int exit_code, int signal);
+
+/// One run of the program: how long it took and how it ended.
+struct run_record {
+  unsigned repeat = 0; ///< index among the runs of its point (or among the warm-ups)
+  double wall_s = 0;   ///< from start to exit
+  int exit_code = 0;   ///< valid when signal == 0
+  int signal = 0;
+  bool cuda_used = false;            ///< reported by the preload library (confined runs only)
+  unsigned confined_threads = 0;     ///< threads that got a green context
+  std::vector<std::string> problems; ///< what the preload library could not confine
+
+  bool ok() const { return signal == 0 && exit_code == 0; }
+};
+
+/// One SM count, or the unconfined baseline, and its runs.
+struct point {
+  unsigned sms = 0;       ///< SMs the program was confined to; the device's SMs for the baseline
+  bool baseline = false;  ///< unconfined: no preload library, no green context
+  std::vector<run_record> runs; ///< in the order they ran
+
+  /// Wall times of the runs that exited 0, in seconds.
+  std::vector<double> samples() const;
+  /// "8 SMs" or "all 132 SMs, unconfined".
+  std::string label() const;
+};
+
+/// Everything one `greenctx scale` did.
+struct results {
+  std::vector<std::string> program; ///< the program and its arguments, as given
+  int device = 0;
+  unsigned device_sms = 0;
+  bool ignore_coscheduling = false;
+  unsigned repeat = 0;       ///< timed runs per point asked for
+  unsigned warmup = 0;       ///< untimed warm-up runs asked for
+  unsigned warmup_sms = 0;   ///< SMs the warm-up runs were confined to
+  std::vector<run_record> warmups;
+  std::vector<point> points; ///< the SM counts ascending, then the baseline
+  std::string failure;       ///< empty when every run succeeded, else which run and how it ended
+
+  bool complete() const { return failure.empty(); }
+};
+
+/// A point's numbers.
+struct point_summary {
+  cli::summary time; ///< seconds, over the runs that exited 0 (count 0: none did)
+  /// Median at the smallest SM count / median here: how much faster than on the fewest SMs.
+  std::optional<double> vs_smallest;
+  /// Median unconfined / median here: below 1, slower than the program on the whole GPU.
+  std::optional<double> vs_baseline;
+  std::string status; ///< "ok", "not run", or how its failed run ended ("run 2: exit 3")
+};
+
+/// One summary per point, in the order of r.points.
+std::vector<point_summary> summarize(const results &r);
+
+/// The table for the terminal, with notes (problems, the failure).
+std::string text_table(const results &r, const nlohmann::json &environment);
+
+/// The same as a markdown report.
+std::string markdown(const results &r, const nlohmann::json &environment);
+
+/// Everything, raw samples and every run's end included.
+nlohmann::json to_json(const results &r, const nlohmann::json &environment);
+
+/// Reads back what to_json wrote. Throws nlohmann::json::exception on a file of another shape.
+results from_json(const nlohmann::json &j);
+
+/// sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_threads: one row per timed
+/// run.
+std::string to_csv(const results &r);
+
+/// Median wall time against SM count with min..max whiskers and the unconfined baseline, and the
+/// speed-up against the smallest count with the ideal (linear) speed-up: a self-contained SVG.
+std::string to_svg(const results &r, const nlohmann::json &environment);
+
+} // namespace greenctx::scale
