@@ -97,6 +97,16 @@ compare() { # compare NAME UNCONFINED_CMD... -- : runs it plain and on 16 SMs, c
 }
 compare cublas "$wl" gemm 8192 10
 compare torch python3 tests/gpu/torch_matmul.py 8192 10
+# greenctx scale on a GEMM (cuBLAS) and a memory-bound kernel; results with the others.
+mkdir -p "$out/scale"
+for w in "gemm 8192 10" "memory 2048 20"; do
+  name=${w%% *}
+  step "scale-$name" "$cli" scale --sms 8,16,32,48,64,96,128,132 --repeat 3 \
+    --json "$out/scale/scale-$name.json" --csv "$out/scale/scale-$name.csv" \
+    --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" -- "$wl" $w
+done
+expect_rc 2 scale-bad-count "$cli" scale --sms 12 -- "$wl" memory 64 1
+expect_rc 1 scale-no-cuda "$cli" scale --sms 16 --repeat 1 -- sh -c 'exit 0'
 step example-quickstart "$bin/examples/greenctx_quickstart"
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 

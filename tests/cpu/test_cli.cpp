@@ -215,6 +215,30 @@ TEST(Cli, SplitMalformedGroups) {
   EXPECT_TRUE(contains(r.err, "not an SM count")) << r;
 }
 
+TEST(Cli, RunNeedsAProgram) {
+  auto r = run_cli({"run", "--sms", "16"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "no program")) << r;
+  r = run_cli({"run", "--sms", "16", "--", "/nonexistent/program"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "not an executable file")) << r;
+  r = run_cli({"run", "--sms", "16", "--", "no-such-program-greenctx"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "not found in PATH")) << r;
+  expect_error(run_cli({"run", "--", "true"}), exit_usage); // --sms is required
+}
+
+TEST(Cli, ScaleRejectsBadInputBeforeRunning) {
+  auto r = run_cli({"scale", "--repeat", "0", "--", "true"});
+  expect_error(r, exit_usage);
+  r = run_cli({"scale", "--sms", "16,abc", "--", "true"});
+  expect_error(r, exit_usage);
+  r = run_cli({"scale", "--sms", "32,16", "--", "true"});
+  expect_error(r, exit_usage);
+  r = run_cli({"scale", "--sms", "16"});
+  expect_error(r, exit_usage);
+}
+
 TEST(Cli, VerifyWithoutSplit) {
   expect_error(run_cli({"verify"}), exit_usage);
 }

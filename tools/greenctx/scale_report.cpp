@@ -35,12 +35,8 @@ std::string join(const std::vector<unsigned> &v, const char *separator = ",") {
   return out;
 }
 
-// "an example of a good list": the smallest, a middle and the largest valid count.
-std::string example_list(const std::vector<unsigned> &valid) {
-  std::vector<unsigned> e{valid.front(), valid[valid.size() / 2], valid.back()};
-  e.erase(std::unique(e.begin(), e.end()), e.end());
-  return join(e);
-}
+// Larger than any GPU's SM count: entries above it are typing mistakes, not devices.
+constexpr unsigned long long max_sms = 1u << 20;
 
 std::string program_text(const std::vector<std::string> &program) {
   std::string out;
@@ -216,16 +212,10 @@ std::string describe_counts(const std::vector<unsigned> &valid) {
                      valid[valid.size() - 2], valid.back());
 }
 
-std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<unsigned> &valid,
-                                    unsigned device_sms) {
-  if (valid.empty())
-    reject(fmt::format("the GPU has {} SMs, fewer than its smallest partition: no SM count can "
-                       "be split off it",
-                       device_sms));
-  const std::string valid_text = "valid counts on this GPU: " + describe_counts(valid);
+std::vector<unsigned> parse_sm_list(std::string_view text) {
+  constexpr const char *example = "e.g. --sms 8,16,32 (see greenctx info for the valid counts)";
   if (trim(text).empty())
-    reject(fmt::format("--sms is empty: give SM counts separated by commas, e.g. --sms {} ({})",
-                       example_list(valid), valid_text));
+    reject(fmt::format("--sms is empty: give SM counts separated by commas, {}", example));
   std::vector<unsigned> counts;
   std::size_t start = 0;
   for (unsigned index = 1;; ++index) {
@@ -234,36 +224,20 @@ std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<uns
         trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
     const std::string where = fmt::format("--sms entry {}", index);
     if (item.empty())
-      reject(fmt::format("{} is empty ('{}'): separate SM counts with single commas, e.g. --sms "
-                         "{}",
-                         where, text, example_list(valid)));
+      reject(fmt::format("{} is empty ('{}'): separate SM counts with single commas, {}", where,
+                         text, example));
     unsigned long long value = 0;
     const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (ec == std::errc::result_out_of_range)
-      reject(fmt::format("{} ({}) is more than the GPU's {} SMs; the largest valid count is {}",
-                         where, item, device_sms, valid.back()));
-    if (ec != std::errc() || ptr != item.data() + item.size())
-      reject(fmt::format("{} ('{}') is not a whole number of SMs ({})", where, item, valid_text));
+    const bool number = ec != std::errc::invalid_argument && ptr == item.data() + item.size();
+    if (!number)
+      reject(fmt::format("{} ('{}') is not a whole number of SMs: {}", where, item, example));
+    if (ec == std::errc::result_out_of_range || value > max_sms)
+      reject(fmt::format("{} ({}) is far more than any GPU's SM count", where, item));
     if (value == 0)
-      reject(fmt::format("{} asks for 0 SMs; the smallest valid count is {}", where,
-                         valid.front()));
-    if (value > device_sms)
-      reject(fmt::format("{} ({}) is more than the GPU's {} SMs; the largest valid count is {}",
-                         where, value, device_sms, valid.back()));
-    const auto n = static_cast<unsigned>(value);
-    const neighbours near = nearest_valid(n, valid);
-    if (near.below != near.above) {
-      std::string nearest;
-      if (near.below && near.above)
-        nearest = fmt::format("the nearest valid counts are {} and {}", *near.below, *near.above);
-      else if (near.above)
-        nearest = fmt::format("the smallest valid count is {}", *near.above);
-      else
-        nearest = fmt::format("the largest valid count is {}", *near.below);
-      reject(fmt::format("{} ({}): no split gives exactly {} SMs on this GPU; {} ({})", where, n,
-                         n, nearest, valid_text));
-    }
-    counts.push_back(n);
+      reject(fmt::format("{} asks for 0 SMs: every count needs at least the minimum partition "
+                         "(8 SMs on CC 9.0)",
+                         where));
+    counts.push_back(static_cast<unsigned>(value));
     if (comma == std::string_view::npos)
       break;
     start = comma + 1;
@@ -274,7 +248,7 @@ std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<uns
   for (std::size_t i = 0; i < counts.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (counts[i] == counts[j])
-        reject(fmt::format("--sms lists {} twice (entries {} and {}): each count is run --repeat "
+        reject(fmt::format("--sms lists {} twice (entries {} and {}): each count runs --repeat "
                            "times already; e.g. --sms {}",
                            counts[i], j + 1, i + 1, join(fixed)));
   for (std::size_t i = 1; i < counts.size(); ++i)
@@ -283,6 +257,34 @@ std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<uns
                          "({}); e.g. --sms {}",
                          i + 1, counts[i], i, counts[i - 1], join(fixed)));
   return counts;
+}
+
+void check_sm_list(const std::vector<unsigned> &counts, const std::vector<unsigned> &valid,
+                   unsigned device_sms) {
+  if (valid.empty())
+    reject(fmt::format("the GPU has {} SMs, fewer than its minimum partition: no SM count can be "
+                       "split off it",
+                       device_sms));
+  const std::string valid_text = "valid counts on this GPU: " + describe_counts(valid);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const unsigned n = counts[i];
+    const std::string where = fmt::format("--sms entry {} ({})", i + 1, n);
+    if (n > device_sms)
+      reject(fmt::format("{} is more than the GPU's {} SMs; the largest valid count is {} ({})",
+                         where, device_sms, valid.back(), valid_text));
+    const neighbours near = nearest_valid(n, valid);
+    if (near.below == near.above)
+      continue; // valid
+    std::string nearest;
+    if (near.below && near.above)
+      nearest = fmt::format("the nearest valid counts are {} and {}", *near.below, *near.above);
+    else if (near.above)
+      nearest = fmt::format("the smallest valid count is {}", *near.above);
+    else
+      nearest = fmt::format("the largest valid count is {}", *near.below);
+    reject(fmt::format("{}: no split gives exactly {} SMs on this GPU; {} ({})", where, n, nearest,
+                       valid_text));
+  }
 }
 
 std::string describe_end(int exit_code, int signal) {
@@ -323,7 +325,8 @@ std::vector<point_summary> summarize(const results &r) {
       s.status = fmt::format("ok, {} of {} runs", p.runs.size(), r.repeat);
     for (const auto &run : p.runs) {
       if (!run.ok()) {
-        s.status = fmt::format("run {}: {}", run.repeat + 1, describe_end(run.exit_code, run.signal));
+        s.status =
+            fmt::format("run {}: {}", run.repeat + 1, describe_end(run.exit_code, run.signal));
         break;
       }
       if (!p.baseline && !run.cuda_used) {
@@ -357,22 +360,24 @@ std::string text_table(const results &r, const nlohmann::json &env) {
   std::string s = fmt::format("greenctx scale on GPU {}: {}\n{}\n\n", r.device,
                               program_text(r.program), setup_line(r, env));
   const std::string spread_head = fmt::format("min .. max ({})", unit.name);
-  s += fmt::format("{:>22}  {:>10}  {:>23}  {:>6}  {:>10}  {:>13}  {}\n", "SMs",
+  s += fmt::format("{:>10}  {:>10}  {:>18}  {:>6}  {:>10}  {:>13}  {}\n", "SMs",
                    fmt::format("median ({})", unit.name), spread_head, "rsd", vs_small,
                    "vs unconfined", "status");
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const auto &p = r.points[i];
     const auto &t = sums[i].time;
     const bool any = t.count > 0;
-    s += fmt::format("{:>22}  {:>10}  {:>23}  {:>6}  {:>10}  {:>13}  {}\n",
-                     p.baseline ? p.label() : std::to_string(p.sms), any ? unit(t.p50) : "-",
+    s += fmt::format("{:>10}  {:>10}  {:>18}  {:>6}  {:>10}  {:>13}  {}\n",
+                     p.baseline ? "unconfined" : std::to_string(p.sms), any ? unit(t.p50) : "-",
                      any ? unit(t.min) + " .. " + unit(t.max) : "-",
                      any ? fmt::format("{:.1f}%", 100 * t.noise) : "-",
                      speedup_text(sums[i].vs_smallest), speedup_text(sums[i].vs_baseline),
                      sums[i].status);
   }
-  s += fmt::format("\nwall time from start to exit of the whole program; rsd: relative standard "
-                   "deviation; speed-up: median there / median here\n");
+  s += fmt::format("\nunconfined: all {} SMs, no green context. Wall time from start to exit of "
+                   "the whole program;\nrsd: relative standard deviation; speed-up: median there "
+                   "/ median here\n",
+                   r.device_sms);
   for (const auto &n : problem_notes(r))
     s += "note: " + n + "\n";
   if (!r.complete())
@@ -384,8 +389,8 @@ std::string markdown(const results &r, const nlohmann::json &env) {
   const auto sums = summarize(r);
   const time_unit unit = unit_for(sums);
   const point *smallest = smallest_confined(r);
-  std::string s = fmt::format("## greenctx scale: `{}`\n\n{}\n\n", program_text(r.program),
-                              setup_line(r, env));
+  std::string s =
+      fmt::format("## greenctx scale: `{}`\n\n{}\n\n", program_text(r.program), setup_line(r, env));
   s += fmt::format("| SMs | median ({0}) | min ({0}) | max ({0}) | rsd | speed-up vs {1} | "
                    "speed-up vs unconfined | status |\n",
                    unit.name, smallest ? fmt::format("{} SMs", smallest->sms) : "fewest SMs");
@@ -492,8 +497,7 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
   const auto sums = summarize(r);
   const time_unit unit = unit_for(sums);
   const double width = 820, left = 90, right = 190, plot_w = width - left - right;
-  const double top1 = 100, h1 = 300, top2 = top1 + h1 + 90, h2 = 240,
-               height = top2 + h2 + 60;
+  const double top1 = 100, h1 = 300, top2 = top1 + h1 + 90, h2 = 240, height = top2 + h2 + 60;
   const double x_max = std::max(1u, r.device_sms);
   const auto x = [&](double sms) { return left + plot_w * sms / x_max; };
 
@@ -524,6 +528,10 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
                        "\n<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#555\">{4:g}"
                        "</text>\n",
                        x(v), top, top + h, top + h + 16, v);
+    if (std::fmod(x_max, x_step) > x_step / 4) // the device's SM count, unless next to a tick
+      a += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{:g}"
+                       "</text>\n",
+                       x(x_max), top + h + 16, x_max);
     a += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#888\"/>\n"
                      "<text x=\"{3:.1f}\" y=\"{4}\" text-anchor=\"middle\" fill=\"#333\">SMs"
                      "</text>\n",
@@ -543,7 +551,9 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
   }
   const double t_step = nice_step(t_max * unit.per_second, 5);
   const double t_top = std::ceil(t_max * unit.per_second * 1.05 / t_step) * t_step;
-  const auto yt = [&](double seconds) { return top1 + h1 * (1 - seconds * unit.per_second / t_top); };
+  const auto yt = [&](double seconds) {
+    return top1 + h1 * (1 - seconds * unit.per_second / t_top);
+  };
   s += fmt::format("<text x=\"20\" y=\"{}\" font-size=\"15\" font-weight=\"bold\">Median wall "
                    "time ({})</text>\n",
                    top1 - 12, unit.name);

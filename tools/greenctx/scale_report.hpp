@@ -32,13 +32,15 @@ neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid);
 /// "8, 16, 24, ..., 128, 132" for people (the whole list when it is short).
 std::string describe_counts(const std::vector<unsigned> &valid);
 
-/// Parses `--sms` ("8,16,32"; spaces around entries are ignored) and checks it against `valid`
-/// (from valid_counts) and the device's `device_sms`. Returns the counts in the order given.
+/// Parses `--sms` ("8,16,32"; spaces around entries are ignored) before any driver call.
 /// Throws request_error (code CUDA_ERROR_INVALID_VALUE) for an empty list or entry, an entry that
-/// is not a whole number, 0, more than the device has, a count no split gives (naming the nearest
-/// valid counts), a count listed twice, or a list out of increasing order.
-std::vector<unsigned> parse_sm_list(std::string_view text, const std::vector<unsigned> &valid,
-                                    unsigned device_sms);
+/// is not a whole number, 0, a count listed twice, or a list out of increasing order.
+std::vector<unsigned> parse_sm_list(std::string_view text);
+
+/// Checks parsed counts against the device: each must be at most `device_sms` and one of `valid`
+/// (from valid_counts). Throws request_error naming the entry and the nearest valid counts.
+void check_sm_list(const std::vector<unsigned> &counts, const std::vector<unsigned> &valid,
+                   unsigned device_sms);
 
 /// "exit 0", "exit 3", "signal 11 (SIGSEGV)".
 std::string describe_end(int exit_code, int signal);
@@ -58,8 +60,8 @@ struct run_record {
 
 /// One SM count, or the unconfined baseline, and its runs.
 struct point {
-  unsigned sms = 0;       ///< SMs the program was confined to; the device's SMs for the baseline
-  bool baseline = false;  ///< unconfined: no preload library, no green context
+  unsigned sms = 0;      ///< SMs the program was confined to; the device's SMs for the baseline
+  bool baseline = false; ///< unconfined: no preload library, no green context
   std::vector<run_record> runs; ///< in the order they ran
 
   /// Wall times of the runs that exited 0, in seconds.
@@ -74,9 +76,9 @@ struct results {
   int device = 0;
   unsigned device_sms = 0;
   bool ignore_coscheduling = false;
-  unsigned repeat = 0;       ///< timed runs per point asked for
-  unsigned warmup = 0;       ///< untimed warm-up runs asked for
-  unsigned warmup_sms = 0;   ///< SMs the warm-up runs were confined to
+  unsigned repeat = 0;     ///< timed runs per point asked for
+  unsigned warmup = 0;     ///< untimed warm-up runs asked for
+  unsigned warmup_sms = 0; ///< SMs the warm-up runs were confined to
   std::vector<run_record> warmups;
   std::vector<point> points; ///< the SM counts ascending, then the baseline
   std::string failure;       ///< empty when every run succeeded, else which run and how it ended

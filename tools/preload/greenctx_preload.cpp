@@ -146,6 +146,15 @@ const settings &config() {
   return s;
 }
 
+// GREENCTX_PRELOAD_DEBUG=1: every hooked lookup and context switch on stderr.
+bool debug() {
+  static const bool on = [] {
+    const char *v = std::getenv("GREENCTX_PRELOAD_DEBUG");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
 std::atomic<bool> cuda_used{false};
 std::atomic<unsigned> confined_threads{0};
 std::atomic<unsigned> per_thread_stream_launches{0};
@@ -270,6 +279,8 @@ CUcontext thread_context() {
 // The context to make current instead of `ctx`.
 CUcontext substitute(CUcontext ctx) {
   cuda_used = true;
+  if (debug())
+    std::fprintf(stderr, "greenctx run [debug]: make current %p\n", static_cast<void *>(ctx));
   if (!ctx)
     return ctx;
   const partition &p = the_partition();
@@ -385,8 +396,16 @@ namespace {
 
 // The hook for `symbol` at ABI `version` (the largest version the caller's request reaches), or
 // null when greenctx does not hook it.
+CUresult hooked_get_proc_v2(const char *, void **, int, cuuint64_t,
+                            CUdriverProcAddressQueryResult *);
+CUresult hooked_get_proc(const char *, void **, int, cuuint64_t);
+
 void *hook_for(const char *symbol, int version, bool per_thread) {
   const std::string s = symbol;
+  // The runtime asks for cuGetProcAddress itself, then fetches everything with what it got.
+  if (s == "cuGetProcAddress")
+    return version >= 12000 ? reinterpret_cast<void *>(&hooked_get_proc_v2)
+                            : reinterpret_cast<void *>(&hooked_get_proc);
   if (s == "cuCtxSetCurrent")
     return reinterpret_cast<void *>(&cuCtxSetCurrent);
   if (s == "cuCtxPushCurrent")
@@ -410,6 +429,14 @@ void *hook_for(const char *symbol, int version, bool per_thread) {
 // Replaces what cuGetProcAddress found by the hook, when there is one.
 void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, CUresult rc) {
   cuda_used = true;
+  if (debug())
+    std::fprintf(stderr, "greenctx run [debug]: cuGetProcAddress(%s, %d, %llu) = %d%s\n",
+                 symbol ? symbol : "(null)", version, static_cast<unsigned long long>(flags),
+                 static_cast<int>(rc),
+                 symbol && hook_for(symbol, version,
+                                    flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+                     ? " (hooked)"
+                     : "");
   if (rc != CUDA_SUCCESS || !pfn || !*pfn || !symbol)
     return;
   if (void *h = hook_for(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
@@ -418,9 +445,10 @@ void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, 
 
 } // namespace
 
-GREENCTX_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
-                                             cuuint64_t flags,
-                                             CUdriverProcAddressQueryResult *found) {
+namespace {
+
+CUresult hooked_get_proc_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *found) {
   if (!real().get_proc_v2)
     return CUDA_ERROR_NOT_INITIALIZED;
   const CUresult rc = real().get_proc_v2(symbol, pfn, version, flags, found);
@@ -428,13 +456,25 @@ GREENCTX_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
   return rc;
 }
 
-GREENCTX_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
-                                          cuuint64_t flags) {
+CUresult hooked_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags) {
   if (!real().get_proc)
     return CUDA_ERROR_NOT_INITIALIZED;
   const CUresult rc = real().get_proc(symbol, pfn, version, flags);
   hook_result(symbol, pfn, version, flags, rc);
   return rc;
+}
+
+} // namespace
+
+GREENCTX_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                             cuuint64_t flags,
+                                             CUdriverProcAddressQueryResult *found) {
+  return hooked_get_proc_v2(symbol, pfn, version, flags, found);
+}
+
+GREENCTX_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
+                                          cuuint64_t flags) {
+  return hooked_get_proc(symbol, pfn, version, flags);
 }
 
 // dlsym: the CUDA runtime looks cuGetProcAddress up in libcuda.so.1 by handle, which LD_PRELOAD
@@ -454,6 +494,8 @@ GREENCTX_EXPORT void *dlsym(void *handle, const char *name) {
       {"cuLaunchKernelEx", reinterpret_cast<void *>(&cuLaunchKernelEx)},
       {"cuLaunchKernelEx_ptsz", reinterpret_cast<void *>(&cuLaunchKernelEx_ptsz)},
   };
+  if (reinterpret_cast<std::uintptr_t>(name) != 0 && name[0] == 'c' && name[1] == 'u' && debug())
+    std::fprintf(stderr, "greenctx run [debug]: dlsym(%s)\n", name);
   if (reinterpret_cast<std::uintptr_t>(name) != 0 && name[0] == 'c' && name[1] == 'u')
     for (const auto &[hooked, fn] : hooks)
       if (std::strcmp(name, hooked) == 0) {

@@ -1,0 +1,367 @@
+// greenctx scale's pure code: the --sms list and its errors, valid counts, summaries and
+// speed-ups, and each output (text, markdown, JSON, CSV, SVG) on synthetic runs.
+#include "scale_report.hpp"
+#include "text_checks.hpp"
+
+#include <greenctx/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+
+namespace greenctx::scale {
+namespace {
+
+using greenctx_test::contains;
+
+constexpr granularity hopper{8, 8};
+
+// The message of the request_error `f` throws ("" and a test failure when it throws none).
+std::string rejection(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const request_error &e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
+    return e.what();
+  }
+  ADD_FAILURE() << "no request_error";
+  return {};
+}
+
+std::string parse_error(std::string_view text) {
+  return rejection([&] { parse_sm_list(text); });
+}
+
+std::string check_error(const std::vector<unsigned> &counts, unsigned device_sms = 132,
+                        granularity g = hopper) {
+  return rejection([&] { check_sm_list(counts, valid_counts(device_sms, g), device_sms); });
+}
+
+// ---- valid counts ------------------------------------------------------------------------------
+
+TEST(ScaleCounts, HopperStepsOfEightAndTheWholeGpu) {
+  const auto v = valid_counts(132, hopper);
+  ASSERT_EQ(v.size(), 17u);
+  EXPECT_EQ(v.front(), 8u);
+  EXPECT_EQ(v[1], 16u);
+  EXPECT_EQ(v[15], 128u);
+  EXPECT_EQ(v.back(), 132u); // all SMs, off the step, is one group
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+}
+
+TEST(ScaleCounts, FinerGranularitiesAndSmallDevices) {
+  const auto fine = valid_counts(132, {2, 2}); // IgnoreSmCoscheduling on the H200
+  EXPECT_EQ(fine.size(), 66u);
+  EXPECT_EQ(fine.front(), 2u);
+  const auto ampere = valid_counts(108, {4, 2}); // CC 8.x: minimum 4, steps of 2
+  EXPECT_EQ(ampere.front(), 4u);
+  EXPECT_EQ(ampere[1], 6u);
+  EXPECT_EQ(ampere.back(), 108u);
+  const auto odd = valid_counts(133, {2, 2});
+  EXPECT_EQ(odd[odd.size() - 2], 132u);
+  EXPECT_EQ(odd.back(), 133u);
+  EXPECT_TRUE(valid_counts(4, hopper).empty());
+  EXPECT_EQ(valid_counts(8, hopper), std::vector<unsigned>{8});
+}
+
+TEST(ScaleCounts, NearestValidAndDescription) {
+  const auto v = valid_counts(132, hopper);
+  auto n = nearest_valid(12, v);
+  EXPECT_EQ(n.below, 8u);
+  EXPECT_EQ(n.above, 16u);
+  n = nearest_valid(16, v);
+  EXPECT_EQ(n.below, 16u);
+  EXPECT_EQ(n.above, 16u);
+  n = nearest_valid(3, v);
+  EXPECT_FALSE(n.below);
+  EXPECT_EQ(n.above, 8u);
+  n = nearest_valid(140, v);
+  EXPECT_EQ(n.below, 132u);
+  EXPECT_FALSE(n.above);
+  EXPECT_EQ(describe_counts(v), "8, 16, 24, ..., 128, 132");
+  EXPECT_EQ(describe_counts({8, 16}), "8, 16");
+}
+
+// ---- --sms -------------------------------------------------------------------------------------
+
+TEST(ScaleSmList, ParsesIncreasingCounts) {
+  EXPECT_EQ(parse_sm_list("8,16,32"), (std::vector<unsigned>{8, 16, 32}));
+  EXPECT_EQ(parse_sm_list(" 8, 16 ,132 "), (std::vector<unsigned>{8, 16, 132}));
+  EXPECT_EQ(parse_sm_list("24"), std::vector<unsigned>{24});
+  EXPECT_NO_THROW(check_sm_list({8, 16, 128, 132}, valid_counts(132, hopper), 132));
+}
+
+TEST(ScaleSmList, EmptyListOrEntry) {
+  EXPECT_TRUE(contains(parse_error(""), "--sms is empty"));
+  EXPECT_TRUE(contains(parse_error("  "), "--sms is empty"));
+  const std::string e = parse_error("8,,16");
+  EXPECT_TRUE(contains(e, "entry 2 is empty"));
+  EXPECT_TRUE(contains(e, "'8,,16'"));
+  EXPECT_TRUE(contains(parse_error("8,"), "entry 2 is empty"));
+}
+
+TEST(ScaleSmList, NotANumber) {
+  for (const char *bad : {"16,abc", "16,12abc", "16,-8", "16,+8", "16,1.5", "16;32"}) {
+    const std::string e = parse_error(bad);
+    EXPECT_TRUE(contains(e, "is not a whole number of SMs")) << bad;
+  }
+  EXPECT_TRUE(contains(parse_error("16,abc"), "entry 2 ('abc')"));
+  EXPECT_TRUE(contains(parse_error("99999999999999999999999"), "far more than any GPU"));
+  EXPECT_TRUE(contains(parse_error("8,5000000"), "far more than any GPU"));
+}
+
+TEST(ScaleSmList, ZeroDuplicateAndOrder) {
+  EXPECT_TRUE(contains(parse_error("0"), "asks for 0 SMs"));
+  EXPECT_TRUE(contains(parse_error("8,0"), "entry 2 asks for 0 SMs"));
+  const std::string dup = parse_error("8,16,16");
+  EXPECT_TRUE(contains(dup, "lists 16 twice (entries 2 and 3)"));
+  EXPECT_TRUE(contains(dup, "--sms 8,16"));
+  const std::string order = parse_error("32,16,64");
+  EXPECT_TRUE(contains(order, "increasing order"));
+  EXPECT_TRUE(contains(order, "entry 2 (16) comes after entry 1 (32)"));
+  EXPECT_TRUE(contains(order, "--sms 16,32,64")) << "suggests the sorted list";
+}
+
+TEST(ScaleSmList, AboveTheDevice) {
+  const std::string e = check_error({8, 200});
+  EXPECT_TRUE(contains(e, "entry 2 (200)"));
+  EXPECT_TRUE(contains(e, "more than the GPU's 132 SMs"));
+  EXPECT_TRUE(contains(e, "largest valid count is 132"));
+}
+
+TEST(ScaleSmList, CountNoSplitGivesNamesTheNearestValidCounts) {
+  std::string e = check_error({8, 12});
+  EXPECT_TRUE(contains(e, "entry 2 (12)"));
+  EXPECT_TRUE(contains(e, "no split gives exactly 12 SMs"));
+  EXPECT_TRUE(contains(e, "nearest valid counts are 8 and 16"));
+  e = check_error({130});
+  EXPECT_TRUE(contains(e, "nearest valid counts are 128 and 132"));
+  e = check_error({4});
+  EXPECT_TRUE(contains(e, "smallest valid count is 8"));
+  EXPECT_NO_THROW(check_sm_list({12}, valid_counts(132, {2, 2}), 132)) << "fine steps allow 12";
+  e = check_error({8}, 6);
+  EXPECT_TRUE(contains(e, "no SM count can be split off"));
+}
+
+// ---- summaries ---------------------------------------------------------------------------------
+
+run_record ok_run(unsigned repeat, double s, bool cuda = true) {
+  run_record r;
+  r.repeat = repeat;
+  r.wall_s = s;
+  r.cuda_used = cuda;
+  r.confined_threads = cuda ? 2 : 0;
+  return r;
+}
+
+point make_point(unsigned sms, std::vector<double> times, bool baseline = false) {
+  point p{sms, baseline, {}};
+  for (std::size_t i = 0; i < times.size(); ++i)
+    p.runs.push_back(ok_run(static_cast<unsigned>(i), times[i], !baseline));
+  return p;
+}
+
+// 8 SMs: median 4 s; 16: 2 s; 132: 0.5 s; unconfined: 0.4 s.
+results synthetic() {
+  results r;
+  r.program = {"./gemm", "8192", "--label", "a <b> & 'c'"};
+  r.device = 0;
+  r.device_sms = 132;
+  r.repeat = 3;
+  r.warmup = 1;
+  r.warmup_sms = 132;
+  r.warmups.push_back(ok_run(0, 0.9));
+  r.points = {make_point(8, {4.2, 4.0, 3.8}), make_point(16, {2.0, 2.1, 1.9}),
+              make_point(132, {0.5, 0.55, 0.45}), make_point(132, {0.4, 0.41, 0.39}, true)};
+  return r;
+}
+
+const nlohmann::json env{{"gpu", "Test GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
+
+TEST(ScaleSummary, MediansSpreadAndSpeedUps) {
+  const results r = synthetic();
+  const auto s = summarize(r);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_DOUBLE_EQ(s[0].time.p50, 4.0);
+  EXPECT_DOUBLE_EQ(s[0].time.min, 3.8);
+  EXPECT_DOUBLE_EQ(s[0].time.max, 4.2);
+  EXPECT_NEAR(s[0].time.noise, 0.2 / 4.0, 1e-12); // stdev 0.2 around 4
+  EXPECT_DOUBLE_EQ(*s[0].vs_smallest, 1.0);
+  EXPECT_DOUBLE_EQ(*s[1].vs_smallest, 2.0);
+  EXPECT_DOUBLE_EQ(*s[2].vs_smallest, 8.0);
+  EXPECT_DOUBLE_EQ(*s[3].vs_smallest, 10.0);
+  EXPECT_DOUBLE_EQ(*s[0].vs_baseline, 0.1);
+  EXPECT_DOUBLE_EQ(*s[2].vs_baseline, 0.8);
+  EXPECT_DOUBLE_EQ(*s[3].vs_baseline, 1.0);
+  for (const auto &x : s)
+    EXPECT_EQ(x.status, "ok");
+}
+
+TEST(ScaleSummary, FailedRunsAreLeftOutAndNamed) {
+  results r = synthetic();
+  r.points[1].runs[1].signal = SIGSEGV;
+  r.points[2].runs.resize(1); // stopped after its first run
+  r.points[3].runs.clear();   // never ran
+  r.failure = "run 8 of 13 (16 SMs, repeat 2 of 3): ended with signal 11 (SIGSEGV)";
+  const auto s = summarize(r);
+  EXPECT_EQ(s[1].time.count, 2u);
+  EXPECT_DOUBLE_EQ(s[1].time.p50, 1.95);
+  EXPECT_EQ(s[1].status, "run 2: signal 11 (SIGSEGV)");
+  EXPECT_EQ(s[2].status, "ok, 1 of 3 runs");
+  EXPECT_EQ(s[3].status, "not run");
+  EXPECT_EQ(s[3].time.count, 0u);
+  EXPECT_FALSE(s[3].vs_smallest);
+  EXPECT_FALSE(s[0].vs_baseline) << "no baseline, no speed-up against it";
+
+  const std::string table = text_table(r, env);
+  EXPECT_TRUE(contains(table, "FAILED: run 8 of 13"));
+  EXPECT_TRUE(contains(table, "not run"));
+  EXPECT_TRUE(contains(markdown(r, env), "**FAILED:** run 8 of 13"));
+  const nlohmann::json j = to_json(r, env);
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_EQ(j["points"][1]["runs"][1]["end"], "signal 11 (SIGSEGV)");
+  EXPECT_TRUE(j["points"][3]["speedup_vs_smallest"].is_null());
+  const std::string svg = to_svg(r, env);
+  EXPECT_TRUE(contains(svg, "FAILED: run 8 of 13"));
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+}
+
+TEST(ScaleSummary, ConfinedRunWithoutCudaIsNamed) {
+  results r = synthetic();
+  r.points[0].runs[0].cuda_used = false;
+  EXPECT_EQ(summarize(r)[0].status, "run 1: no CUDA");
+  r.points[0].runs[0].cuda_used = true;
+  r.points[3].runs[0].cuda_used = false; // unconfined: the preload library is not there to see
+  EXPECT_EQ(summarize(r)[3].status, "ok");
+}
+
+TEST(ScaleSummary, DescribeEnd) {
+  EXPECT_EQ(describe_end(0, 0), "exit 0");
+  EXPECT_EQ(describe_end(3, 0), "exit 3");
+  EXPECT_EQ(describe_end(0, SIGKILL), "signal 9 (SIGKILL)");
+  EXPECT_EQ(describe_end(0, SIGABRT), "signal 6 (SIGABRT)");
+  EXPECT_EQ(describe_end(0, 64), "signal 64");
+}
+
+// ---- outputs -----------------------------------------------------------------------------------
+
+TEST(ScaleReport, TextTableHasEveryCountAndTheSpeedUps) {
+  const std::string t = text_table(synthetic(), env);
+  EXPECT_TRUE(contains(t, "Test GPU (132 SMs)"));
+  EXPECT_TRUE(contains(t, "./gemm 8192 --label 'a <b> & 'c''"));
+  EXPECT_TRUE(contains(t, "median (s)"));
+  EXPECT_TRUE(contains(t, "vs 8 SMs"));
+  EXPECT_TRUE(contains(t, "vs unconfined"));
+  EXPECT_TRUE(contains(t, "unconfined: all 132 SMs, no green context"));
+  EXPECT_TRUE(contains(t, "4.000"));          // median at 8 SMs
+  EXPECT_TRUE(contains(t, "3.800 .. 4.200")); // its spread
+  EXPECT_TRUE(contains(t, "5.0%"));           // its relative stdev
+  EXPECT_TRUE(contains(t, "8.00x"));          // 132 SMs against 8
+  EXPECT_TRUE(contains(t, "0.10x"));          // 8 SMs against unconfined
+  EXPECT_TRUE(contains(t, "3 timed runs per SM count after 1 warm-up run on 132 SMs"));
+  EXPECT_FALSE(contains(t, "FAILED"));
+}
+
+TEST(ScaleReport, UnitFollowsTheTimes) {
+  results r = synthetic();
+  for (auto &p : r.points)
+    for (auto &run : p.runs)
+      run.wall_s /= 100; // 40 ms at 8 SMs
+  const std::string t = text_table(r, env);
+  EXPECT_TRUE(contains(t, "median (ms)"));
+  EXPECT_TRUE(contains(t, "40.00"));
+}
+
+TEST(ScaleReport, ProblemsBecomeNotes) {
+  results r = synthetic();
+  r.points[1].runs[0].problems = {"cudaStreamPerThread launch"};
+  r.points[1].runs[2].problems = {"cudaStreamPerThread launch"};
+  const std::string t = text_table(r, env);
+  EXPECT_TRUE(contains(t, "note: at 16 SMs: not confined: cudaStreamPerThread launch"));
+  EXPECT_EQ(t.find("not confined"), t.rfind("not confined")) << "once per point and problem";
+  EXPECT_TRUE(contains(markdown(r, env), "- at 16 SMs: not confined"));
+}
+
+TEST(ScaleReport, MarkdownTable) {
+  const std::string md = markdown(synthetic(), env);
+  EXPECT_EQ(md.rfind("## greenctx scale: `./gemm 8192", 0), 0u);
+  EXPECT_TRUE(contains(md, "| SMs | median (s) | min (s) | max (s) | rsd | speed-up vs 8 SMs | "
+                           "speed-up vs unconfined | status |"));
+  EXPECT_TRUE(contains(md, "| 8 | 4.000 | 3.800 | 4.200 | 5.0% | 1.00x | 0.10x | ok |"));
+  EXPECT_TRUE(contains(md, "| all 132 SMs, unconfined | 0.400 |"));
+}
+
+TEST(ScaleReport, JsonKeepsEveryRunAndReadsBack) {
+  const results r = synthetic();
+  const nlohmann::json j = to_json(r, env);
+  EXPECT_EQ(j["environment"]["gpu"], "Test GPU");
+  EXPECT_EQ(j["program"][0], "./gemm");
+  EXPECT_EQ(j["config"]["repeat"], 3);
+  EXPECT_EQ(j["config"]["sms"], (std::vector<unsigned>{8, 16, 132}));
+  EXPECT_EQ(j["warmups"].size(), 1u);
+  ASSERT_EQ(j["points"].size(), 4u);
+  EXPECT_EQ(j["points"][0]["samples_s"], (std::vector<double>{4.2, 4.0, 3.8}));
+  EXPECT_EQ(j["points"][0]["runs"].size(), 3u);
+  EXPECT_EQ(j["points"][0]["runs"][0]["end"], "exit 0");
+  EXPECT_DOUBLE_EQ(j["points"][0]["summary_s"]["p50"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(j["points"][1]["speedup_vs_smallest"].get<double>(), 2.0);
+  EXPECT_TRUE(j["points"][3]["unconfined"].get<bool>());
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_TRUE(j["failure"].is_null());
+
+  const results back = from_json(nlohmann::json::parse(j.dump()));
+  EXPECT_EQ(markdown(back, env), markdown(r, env));
+  EXPECT_EQ(to_csv(back), to_csv(r));
+  EXPECT_EQ(to_svg(back, env), to_svg(r, env));
+  EXPECT_THROW(from_json(nlohmann::json{{"program", 1}}), nlohmann::json::exception);
+}
+
+TEST(ScaleReport, CsvOneRowPerTimedRun) {
+  const std::string csv = to_csv(synthetic());
+  EXPECT_EQ(
+      csv.rfind("sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_threads\n", 0),
+      0u);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3);
+  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,2\n"));
+  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,0\n"));
+}
+
+TEST(ScaleReport, SvgPlotsTimeAndSpeedUp) {
+  const std::string svg = to_svg(synthetic(), env);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_TRUE(contains(svg, "a &lt;b&gt; &amp;")) << "text is escaped";
+  EXPECT_FALSE(contains(svg, "a <b>"));
+  EXPECT_TRUE(contains(svg, "Median wall time (s)"));
+  EXPECT_TRUE(contains(svg, "Speed-up against 8 SMs"));
+  EXPECT_TRUE(contains(svg, "unconfined: 0.400 s"));
+  EXPECT_TRUE(contains(svg, "unconfined: 10.00x"));
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 20, true);
+  // Two polylines (time, speed-up) through the three confined counts each.
+  std::size_t lines = 0;
+  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  if (const char *out = std::getenv("GREENCTX_TEST_SCALE_SVG")) // for looking at it by hand
+    std::ofstream(out) << svg;
+}
+
+TEST(ScaleReport, SvgWithoutSuccessfulRunsSaysSo) {
+  results r = synthetic();
+  for (auto &p : r.points)
+    p.runs.clear();
+  r.failure = "run 1 of 13 (warm-up 1 of 1, 132 SMs): the program never used CUDA";
+  const std::string svg = to_svg(r, env);
+  EXPECT_TRUE(contains(svg, "no run succeeded"));
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_TRUE(contains(text_table(r, env), "never used CUDA"));
+}
+
+} // namespace
+} // namespace greenctx::scale
