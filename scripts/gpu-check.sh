@@ -153,10 +153,13 @@ fi
 
 # The device tool returns at most 8 files: everything but the log and the bench archive goes
 # into one archive.
+# (tar exits 1 when a file changed while it read it, which the log does: still a good archive)
 tar -czf "$out/outputs.tar.gz" -C "$out" --exclude=outputs.tar.gz --exclude=gpu-check.log \
-  --exclude=results.tar.gz . 2>/dev/null &&
+  --exclude=results.tar.gz . 2>/dev/null
+if [ $? -le 1 ]; then
   find "$out" -mindepth 1 -maxdepth 1 ! -name outputs.tar.gz ! -name gpu-check.log \
     ! -name results.tar.gz -exec rm -rf {} +
+fi
 
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then
