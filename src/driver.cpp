@@ -45,10 +45,11 @@ driver_info query_driver() {
        "SM groups of different sizes from one split (cuDevSmResourceSplit)", 13010,
        native_or(api.cuDevSmResourceSplit != nullptr,
                  api.cuDevSmResourceSplitByCount ? availability::greenctx : availability::missing)},
-      // greenctx accepts WorkqueueConfig resources and reports them, but does not hand them to
-      // the driver (not even a 13.1 one yet): every context shares the device's queues.
+      // Below 13.1 greenctx accepts WorkqueueConfig resources and reports them, but cannot
+      // provision them: every context shares the device's queues.
       {feature::workqueue_resources, "workqueue_resources",
-       "work-queue configuration provisioned per green context", 13010, availability::missing},
+       "work-queue configuration provisioned per green context", 13010,
+       native_or(api.version >= 13010, availability::missing)},
       {feature::stream_resource_query, "stream_resource_query", "the SM resource behind a stream",
        13010,
        native_or(api.cuStreamGetDevResource != nullptr,

@@ -147,9 +147,10 @@ cudaError_t greenctx_cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int 
 const char *greenctxGetLastErrorMessage(void);
 
 /* Work queues: whether the driver provisioned the WorkqueueConfig the context was created with
- * (*provisioned = 1 on 13.1 drivers; 0 below 13.1, where greenctx keeps the values and reports
- * them here but the driver's CUDA_DEVICE_MAX_CONNECTIONS queues are shared by all contexts).
- * `config` (may be NULL) receives what was asked, or the device default when nothing was. */
+ * (*provisioned = 1 on 13.1 drivers, which get it with the SMs; 0 below 13.1, where greenctx keeps
+ * the values and reports them here but all contexts share the CUDA_DEVICE_MAX_CONNECTIONS queues,
+ * and for Workqueue resources, which greenctx does not pass on). `config` (may be NULL) receives
+ * what was asked, or the device default when nothing was. */
 cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
                                                    cudaDevWorkqueueConfigResource *config,
                                                    int *provisioned);

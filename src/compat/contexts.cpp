@@ -118,6 +118,7 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     made->ordinal = device;
     made->has_workqueue_config = desc->has_workqueue_config;
     made->workqueue = desc->workqueue;
+    made->workqueue_provisioned = desc->workqueue_provisioned;
     const unsigned c = desc->coscheduled;
     if (desc->needs_cluster_check && c >= 2) {
       // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver:
@@ -285,9 +286,9 @@ cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
     if (config)
       *config =
           ctx->has_workqueue_config ? ctx->workqueue : default_workqueue_config(ctx->ordinal);
-    // greenctx passes work-queue resources to the driver only where it has them (13.1); below,
-    // every context shares the device's CUDA_DEVICE_MAX_CONNECTIONS queues.
-    *provisioned = 0;
+    // A 13.1 driver gets the configuration with the SMs; below, every context shares the
+    // device's CUDA_DEVICE_MAX_CONNECTIONS queues.
+    *provisioned = ctx->workqueue_provisioned ? 1 : 0;
   });
 }
 

@@ -468,14 +468,39 @@ cudaError_t greenctx_cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *desc,
       d->exact = (k == 0 || d->exact) && v.tag.kind == tag_kind::group && v.tag.exact;
       pieces.insert(pieces.end(), v.pieces.begin(), v.pieces.end());
     }
-    if (!pieces.empty()) {
-      // Each driver piece once, even when two resources overlap.
-      std::vector<sm_resource> unique;
-      for (const auto &p : pieces)
-        if (std::none_of(unique.begin(), unique.end(), [&](const sm_resource &u) {
-              return std::memcmp(&u.native(), &p.native(), sizeof(CUdevResource)) == 0;
-            }))
-          unique.push_back(p);
+    // Each driver piece once, even when two resources overlap.
+    std::vector<sm_resource> unique;
+    for (const auto &p : pieces)
+      if (std::none_of(unique.begin(), unique.end(), [&](const sm_resource &u) {
+            return std::memcmp(&u.native(), &p.native(), sizeof(CUdevResource)) == 0;
+          }))
+        unique.push_back(p);
+    // A 13.1 driver provisions the work-queue configuration: it goes into the driver's
+    // descriptor, after the SMs (all of them when none were given).
+    d->workqueue_provisioned = d->has_workqueue_config && [] {
+      try {
+        return detail::driver().version >= 13010;
+      } catch (const error &) { // no driver: a work-queue-only descriptor needs none yet
+        clear_last_error();
+        return false;
+      }
+    }();
+    if (d->workqueue_provisioned) {
+      if (unique.empty())
+        unique.push_back(device_at(d->ordinal, api).sms());
+      std::vector<CUdevResource> raw;
+      for (const auto &p : unique) {
+        raw.push_back(p.native());
+        d->sms += p.sm_count();
+      }
+      CUdevResource wq{};
+      wq.type = static_cast<CUdevResourceType>(cudaDevResourceTypeWorkqueueConfig);
+      static_assert(offsetof(cudaDevResource, wqConfig) == offsetof(CUdevResource, sm));
+      std::memcpy(&wq.sm, &d->workqueue, sizeof(d->workqueue));
+      raw.push_back(wq);
+      GREENCTX_CALL(cuDevResourceGenerateDesc, &d->handle, raw.data(),
+                    static_cast<unsigned>(raw.size()));
+    } else if (!unique.empty()) {
       const descriptor native = descriptor::from(unique);
       d->handle = native.native_handle();
       d->sms = native.sm_count();

@@ -24,6 +24,7 @@ struct cudaExecutionContext_st {
   std::uint64_t id = 0;          // greenctx's own counter: unique across primary and green
   bool has_workqueue_config = false;
   cudaDevWorkqueueConfigResource workqueue{};
+  bool workqueue_provisioned = false;
   std::atomic<bool> destroyed{false};
 };
 
@@ -39,6 +40,7 @@ struct cudaDevResourceDesc_st {
   bool has_workqueue_config = false;
   cudaDevWorkqueueConfigResource workqueue{};
   bool has_workqueue = false;
+  bool workqueue_provisioned = false; // handed to a 13.1 driver with the SMs
 };
 
 namespace greenctx::compat {

@@ -47,7 +47,8 @@ int run_info(const info_options &opt) {
         {"environment", connections ? nlohmann::json(*connections) : nlohmann::json(nullptr)},
         {"in_effect", connections.value_or(8)},
         {"source", connections ? "CUDA_DEVICE_MAX_CONNECTIONS" : "driver default"},
-        {"workqueue_config_provisioned", false}};
+        {"workqueue_config_provisioned",
+         drv[feature::workqueue_resources].status == availability::native}};
     for (const auto &f : drv.features)
       j["features"][f.name] = {{"status", availability_name(f.status)},
                                {"native_since", format_cuda_version(f.introduced)},
@@ -73,8 +74,10 @@ int run_info(const info_options &opt) {
   else
     fmt::print(
         "Work queues   CUDA_DEVICE_MAX_CONNECTIONS unset: the driver's default of 8 applies\n");
-  fmt::print("              WorkqueueConfig resources (cuda_compat.h) are accepted and reported, "
-             "not provisioned:\n              every context shares these queues\n");
+  if (drv[feature::workqueue_resources].status != availability::native)
+    fmt::print("              WorkqueueConfig resources (cuda_compat.h) are accepted and reported, "
+               "not provisioned\n              by this driver: every context shares these "
+               "queues\n");
   fmt::print("\nFeature                 Native since  Here\n");
   for (const auto &f : drv.features)
     fmt::print("{:<23} {:<13} {}\n", f.name, format_cuda_version(f.introduced),
