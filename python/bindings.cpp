@@ -292,9 +292,8 @@ NB_MODULE(_greenctx, m) {
       "backfill supported. The result's params carry the defaults and discovered counts. Raises "
       "RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) "
       "for co-scheduled counts the driver cannot guarantee.");
-  m.def(
-      "max_active_sm_clusters", &max_active_sm_clusters, "context"_a, "cluster_size"_a,
-      "How many clusters of cluster_size SMs (one block per SM) the context can run at once.");
+  m.def("max_active_sm_clusters", &max_active_sm_clusters, "context"_a, "cluster_size"_a,
+        "How many clusters of cluster_size SMs (one block per SM) the context can run at once.");
 
   nb::class_<stream>(
       m, "Stream",

@@ -70,7 +70,8 @@ std::vector<run_plan> form_runs(std::span<const sm_group_params> params,
     }
     std::vector<split_unit> shared;
     for (const auto &u : candidates)
-      if (std::any_of(own.begin(), own.end(), [&](const split_unit &o) { return o.size == u.size; }))
+      if (std::any_of(own.begin(), own.end(),
+                      [&](const split_unit &o) { return o.size == u.size; }))
         shared.push_back(u);
     if (runs.empty() || shared.empty()) {
       runs.push_back({i, i + 1, own.front()});
@@ -140,7 +141,8 @@ std::vector<sm_resource> take_group(free_pool &pool, const sm_group_params &p,
   // reaches n SMs (whole pieces when both are as small). At least one whole piece, so that the
   // group can run a cluster of its co-scheduled count.
   const std::size_t up = s ? (n + s - 1) / s : 0;
-  const std::size_t with_rest = std::max<std::size_t>(1, s && n > rest ? (n - rest + s - 1) / s : 0);
+  const std::size_t with_rest =
+      std::max<std::size_t>(1, s && n > rest ? (n - rest + s - 1) / s : 0);
   const bool by_pieces = s && up <= have;
   const bool by_rest = rest > 0 && with_rest <= have;
   if (!by_pieces && !by_rest) {
@@ -152,10 +154,9 @@ std::vector<sm_resource> take_group(free_pool &pool, const sm_group_params &p,
   const std::size_t count = use_rest ? with_rest : up;
   auto got = pool.take(count, use_rest);
   if (total(got) != n)
-    outcome.note = "Backfill: " + std::to_string(total(got)) + " SMs (" + std::to_string(count) +
-                   pieces_of +
-                   (use_rest ? " + " + std::to_string(rest) + " unstructured" : std::string()) +
-                   ")";
+    outcome.note =
+        "Backfill: " + std::to_string(total(got)) + " SMs (" + std::to_string(count) + pieces_of +
+        (use_rest ? " + " + std::to_string(rest) + " unstructured" : std::string()) + ")";
   return got;
 }
 

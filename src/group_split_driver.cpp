@@ -28,8 +28,11 @@ group_split_result split_natively(const sm_resource &input, std::span<sm_group_p
   const auto split = reinterpret_cast<native_split_fn>(detail::driver().cuDevSmResourceSplit);
   std::vector<native_group_params> raw(params.size());
   for (std::size_t i = 0; i < params.size(); ++i)
-    raw[i] = {params[i].sm_count, params[i].coscheduled_sm_count,
-              params[i].preferred_coscheduled_sm_count, params[i].flags, {}};
+    raw[i] = {params[i].sm_count,
+              params[i].coscheduled_sm_count,
+              params[i].preferred_coscheduled_sm_count,
+              params[i].flags,
+              {}};
   std::vector<CUdevResource> out(params.size());
   CUdevResource rest{};
   const CUresult rc = split(dry_run ? nullptr : out.data(), static_cast<unsigned>(raw.size()),

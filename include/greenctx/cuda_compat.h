@@ -190,7 +190,8 @@ static inline cudaError_t greenctxGraphAddKernelNode(cudaGraphNode_t *node, cuda
                                               params, ctx);
 }
 
-/* ---- CUDA's names ----------------------------------------------------------------------------- */
+/* ---- CUDA's names -----------------------------------------------------------------------------
+ */
 #if defined(GREENCTX_DECLARES_CUDA_13_1_TYPES)
 
 static inline cudaError_t cudaDeviceGetDevResource(int device, cudaDevResource *resource,
@@ -242,8 +243,7 @@ static inline cudaError_t cudaExecutionCtxRecordEvent(cudaExecutionContext_t ctx
                                                       cudaEvent_t event) {
   return greenctx_cudaExecutionCtxRecordEvent(ctx, event);
 }
-static inline cudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx,
-                                                    cudaEvent_t event) {
+static inline cudaError_t cudaExecutionCtxWaitEvent(cudaExecutionContext_t ctx, cudaEvent_t event) {
   return greenctx_cudaExecutionCtxWaitEvent(ctx, event);
 }
 static inline cudaError_t cudaExecutionCtxSynchronize(cudaExecutionContext_t ctx) {

@@ -31,11 +31,11 @@ namespace greenctx {
 /// One group (or the remainder) of a heterogeneous split: driver pieces of one split call.
 struct sm_group {
   std::vector<sm_resource> pieces;
-  unsigned coscheduled = 0;      ///< promised co-scheduled unit; 0 for the remainder
+  unsigned coscheduled = 0; ///< promised co-scheduled unit; 0 for the remainder
   /// No driver promise backs its co-scheduled unit (IgnoreSmCoscheduling pieces, or a split of
   /// an intermediate context): cudaGreenCtxCreate proves it with the occupancy calculator.
   bool needs_cluster_check = false;
-  unsigned run = 0;              ///< which split call (run) it came from
+  unsigned run = 0; ///< which split call (run) it came from
 
   unsigned sm_count() const noexcept;
   bool empty() const noexcept { return pieces.empty(); }
@@ -48,7 +48,7 @@ struct group_outcome {
   unsigned run = 0;       ///< the split call it comes from
   unsigned unit = 0;      ///< size of the pieces it is made of
   bool ignore_coscheduling_pieces = false;
-  std::string note;       ///< why obtained differs from requested, or why it failed
+  std::string note; ///< why obtained differs from requested, or why it failed
   bool ok() const noexcept { return obtained > 0 && (requested == 0 || obtained >= requested); }
 };
 
@@ -59,9 +59,9 @@ struct group_split_result {
   std::vector<sm_group> groups;        ///< the groups (empty for a dry run)
   sm_group remainder;                  ///< SMs no group took (empty for a dry run)
   unsigned remainder_sms = 0;
-  unsigned runs = 0;             ///< split calls used (1: every piece shares one split)
+  unsigned runs = 0; ///< split calls used (1: every piece shares one split)
   bool dry_run = false;
-  bool native = false;           ///< the driver's cuDevSmResourceSplit did it
+  bool native = false; ///< the driver's cuDevSmResourceSplit did it
 
   bool all_made() const;
   /// Several lines for people: each group's parameters, what it got and how.

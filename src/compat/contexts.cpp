@@ -127,12 +127,13 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
       const unsigned got = max_active_sm_clusters(made->ref, c);
       if (got < want)
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-               "the group's " + std::to_string(desc->sms) + " SMs come from an "
-               "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can run " +
+               "the group's " + std::to_string(desc->sms) +
+                   " SMs come from an "
+                   "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can "
+                   "run " +
                    std::to_string(got) + " clusters of " + std::to_string(c) +
-                   " SMs at once, not the " + std::to_string(want) +
-                   " that coscheduledSmCount " + std::to_string(c) +
-                   " promises: use a multiple of " +
+                   " SMs at once, not the " + std::to_string(want) + " that coscheduledSmCount " +
+                   std::to_string(c) + " promises: use a multiple of " +
                    std::to_string(dev.sms().coscheduled_alignment()) +
                    " SMs for the group (whole co-scheduled units), or a CUDA 13.1 driver");
     }
@@ -171,8 +172,8 @@ cudaError_t greenctx_cudaExecutionCtxStreamCreate(cudaStream_t *stream, cudaExec
                  ": cudaStreamDefault (0) or cudaStreamNonBlocking (1)");
     const auto [least, greatest] = device_at(ctx->ordinal, api).stream_priority_range();
     const int clamped = std::clamp(priority, std::min(least, greatest), std::max(least, greatest));
-    greenctx::stream s = ctx->ref.create_stream(
-        flags ? stream_flags::non_blocking : stream_flags::none, clamped);
+    greenctx::stream s =
+        ctx->ref.create_stream(flags ? stream_flags::non_blocking : stream_flags::none, clamped);
     unsigned long long id = 0;
     GREENCTX_CALL(cuStreamGetId, s.native_handle(), &id);
     {
@@ -284,8 +285,7 @@ cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
     require_pointer(provisioned, api, "provisioned");
     checked_context(ctx, api);
     if (config)
-      *config =
-          ctx->has_workqueue_config ? ctx->workqueue : default_workqueue_config(ctx->ordinal);
+      *config = ctx->has_workqueue_config ? ctx->workqueue : default_workqueue_config(ctx->ordinal);
     // A 13.1 driver gets the configuration with the SMs; below, every context shares the
     // device's CUDA_DEVICE_MAX_CONNECTIONS queues.
     *provisioned = ctx->workqueue_provisioned ? 1 : 0;

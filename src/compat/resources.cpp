@@ -43,7 +43,7 @@ struct resource_tag {
   std::uint32_t coscheduled = 0;
   std::uint32_t needs_cluster_check = 0;
   std::uint64_t request = 0; // the split request (several records when it took several calls)
-  std::uint32_t exact = 0;    // a group without Backfill: every SM is in a co-scheduled unit
+  std::uint32_t exact = 0;   // a group without Backfill: every SM is in a co-scheduled unit
 };
 static_assert(sizeof(resource_tag) <= sizeof(cudaDevResource::_internal_padding));
 static_assert(sizeof(cudaDevResource) == 144 && offsetof(cudaDevResource, sm) == 96,
@@ -194,8 +194,8 @@ void export_resource(cudaDevResource *out, cudaDevResourceType type, int ordinal
   }
 }
 
-void check_workqueue_config(const cudaDevWorkqueueConfigResource &c, int ordinal,
-                            const char *api, const std::string &which) {
+void check_workqueue_config(const cudaDevWorkqueueConfigResource &c, int ordinal, const char *api,
+                            const std::string &which) {
   if (c.device != ordinal)
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
            which + " is a WorkqueueConfig for device " + std::to_string(c.device) +
@@ -224,7 +224,8 @@ cudaError_t device_resource(int dev, cudaDevResource *out, cudaDevResourceType t
   return guarded([&] {
     constexpr const char *api = "cudaDeviceGetDevResource";
     const device &d = device_at(dev, api);
-    export_resource(out, type, dev, [&] { return d.sms(); }, default_workqueue_config(dev), api);
+    export_resource(
+        out, type, dev, [&] { return d.sms(); }, default_workqueue_config(dev), api);
   });
 }
 
@@ -249,7 +250,8 @@ cudaError_t greenctx_cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx,
     checked_context(ctx, api);
     const auto config =
         ctx->has_workqueue_config ? ctx->workqueue : default_workqueue_config(ctx->ordinal);
-    export_resource(resource, type, ctx->ordinal, [&] { return ctx->ref.sms(); }, config, api);
+    export_resource(
+        resource, type, ctx->ordinal, [&] { return ctx->ref.sms(); }, config, api);
   });
 }
 
@@ -296,7 +298,8 @@ cudaError_t greenctx_cudaDevSmResourceSplitByCount(cudaDevResource *result, unsi
                 r.groups[i].coscheduled_alignment(), false, 0, true);
     *nbGroups = static_cast<unsigned>(r.groups.size());
     if (remaining)
-      export_sm(*remaining, id, r.remainder.empty() ? piece_mask() : piece_mask().set(pieces.size() - 1),
+      export_sm(*remaining, id,
+                r.remainder.empty() ? piece_mask() : piece_mask().set(pieces.size() - 1),
                 tag_kind::remainder, 0, false, 0);
   });
 }
@@ -312,8 +315,9 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
       refuse(CUDA_ERROR_INVALID_VALUE, api, "nbGroups is 0: ask for at least one group");
     if (flags != 0)
       refuse(CUDA_ERROR_INVALID_VALUE, api,
-             "flags is " + std::to_string(flags) + ": it must be 0 (per-group flags go in "
-                                                   "groupParams[i].flags)");
+             "flags is " + std::to_string(flags) +
+                 ": it must be 0 (per-group flags go in "
+                 "groupParams[i].flags)");
     for (unsigned i = 0; i < nbGroups; ++i)
       for (unsigned word : groupParams[i].reserved)
         if (word != 0)
@@ -446,8 +450,9 @@ cudaError_t greenctx_cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *desc,
         const bool same_request = v.tag.request != 0 && v.tag.request == sms.front().tag.request;
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
                which + " does not come from the same split call as resources[" +
-                   std::to_string(sm_index[0]) + "]: several SM resources must be pieces of one "
-                                                 "split" +
+                   std::to_string(sm_index[0]) +
+                   "]: several SM resources must be pieces of one "
+                   "split" +
                    (same_request ? " (these groups come from one cudaDevSmResourceSplit that "
                                    "greenctx had to build from several split calls on this "
                                    "driver: ask for them in one group, or use a 13.1 driver)"

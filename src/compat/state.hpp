@@ -34,7 +34,7 @@ struct cudaDevResourceDesc_st {
   int ordinal = 0;
   CUdevResourceDesc handle = nullptr; // null when the descriptor holds no SM resource
   unsigned sms = 0;
-  unsigned coscheduled = 0;       // promised co-scheduled unit of its groups, 0 if none
+  unsigned coscheduled = 0;         // promised co-scheduled unit of its groups, 0 if none
   bool needs_cluster_check = false; // made of IgnoreSmCoscheduling pieces: prove on creation
   bool exact = false; // only groups without Backfill: sms / coscheduled clusters must fit
   bool has_workqueue_config = false;

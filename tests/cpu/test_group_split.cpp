@@ -73,8 +73,7 @@ struct example {
 const example examples[] = {
     {"one_group_of_16_for_clusters", {{16, 0, 0, 0}}, {16}, 116, 1, false},
     {"16_without_clusters_and_remainder", {{16, 2, 2, 0}}, {16}, 116, 1, false},
-    {"16_and_backfill_rest", {{16, 2, 2, 0}, {0, 2, 2, sm_group_backfill}}, {16, 116}, 0, 1,
-     false},
+    {"16_and_backfill_rest", {{16, 2, 2, 0}, {0, 2, 2, sm_group_backfill}}, {16, 116}, 0, 1, false},
     {"28_and_32_for_clusters_of_4", {{28, 4, 4, 0}, {32, 4, 4, 0}}, {28, 32}, 72, 1, true},
     {"discover_clusters_of_8", {{0, 8, 8, 0}}, {120}, 12, 1, false},
     {"8_then_discover_clusters_of_4", {{8, 2, 2, 0}, {0, 4, 4, 0}}, {8, 112}, 12, 1, false},

@@ -52,7 +52,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: run_workload gemm [N] [REPEAT] | memory [MIB] [REPEAT]\n");
     return 2;
   }
-  const size_t size = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : (mode == "gemm" ? 8192 : 2048);
+  const size_t size =
+      argc > 2 ? std::strtoul(argv[2], nullptr, 10) : (mode == "gemm" ? 8192 : 2048);
   const int repeat = argc > 3 ? std::atoi(argv[3]) : 10;
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));

@@ -51,7 +51,8 @@ __global__ void timed_spin(unsigned long long *times, unsigned long long spin_ns
   }
 }
 
-__global__ void cluster_kernel() {}
+__global__ void cluster_kernel() {
+}
 
 class cuda_compat : public ::testing::Test {
 protected:
@@ -112,8 +113,7 @@ protected:
     return r.sm.smCount;
   }
 
-  static cudaDevSmResourceGroupParams group(unsigned n, unsigned c, unsigned pref,
-                                            unsigned flags) {
+  static cudaDevSmResourceGroupParams group(unsigned n, unsigned c, unsigned pref, unsigned flags) {
     cudaDevSmResourceGroupParams p{};
     p.smCount = n;
     p.coscheduledSmCount = c;
@@ -302,8 +302,7 @@ TEST_F(cuda_compat, each_rule_has_its_error) {
       {"not a multiple of the co-scheduled count", group(12, 8, 0, 0),
        cudaErrorInvalidResourceConfiguration},
       {"odd co-scheduled count", group(16, 3, 0, 0), cudaErrorInvalidResourceConfiguration},
-      {"co-scheduled count above 32", group(64, 64, 0, 0),
-       cudaErrorInvalidResourceConfiguration},
+      {"co-scheduled count above 32", group(64, 64, 0, 0), cudaErrorInvalidResourceConfiguration},
       {"preferred not a multiple", group(16, 4, 6, 0), cudaErrorInvalidResourceConfiguration},
       {"backfill below the co-scheduled count", group(4, 8, 0, cudaDevSmResourceGroupBackfill),
        cudaErrorInvalidResourceConfiguration},
@@ -346,8 +345,7 @@ TEST_F(cuda_compat, descriptor_rules) {
   // Groups of different co-scheduled counts.
   std::vector<cudaDevSmResourceGroupParams> p{group(16, 8, 8, 0), group(16, 2, 2, 0)};
   auto r = split(p);
-  EXPECT_EQ(cudaDevResourceGenerateDesc(&desc, r.data(), 2),
-            cudaErrorInvalidResourceConfiguration);
+  EXPECT_EQ(cudaDevResourceGenerateDesc(&desc, r.data(), 2), cudaErrorInvalidResourceConfiguration);
   // Two work-queue resources.
   cudaDevResource wq[3] = {a[0]};
   CHECK_CUDA(cudaDeviceGetDevResource(0, &wq[1], cudaDevResourceTypeWorkqueueConfig));
@@ -546,7 +544,8 @@ TEST_F(cuda_compat, occupancy_calls_see_the_partition) {
   cudaExecutionContext_t ctx = make_context(&res[0], 1);
   cudaExecutionContext_t primary = nullptr;
   CHECK_CUDA(cudaDeviceGetExecutionCtx(&primary, 0));
-  CHECK_CUDA(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CHECK_CUDA(
+      cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const auto potential = [&](cudaStream_t s) {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(64);
@@ -605,8 +604,9 @@ TEST_F(cuda_compat, workqueue_limit_is_reported_and_its_effect_recorded) {
   std::printf("[ info     ] %d of %d streams were held behind stream 0's wait (streams%s): about "
               "%d connections; reported wqConcurrencyLimit %u (CUDA_DEVICE_MAX_CONNECTIONS=%s)\n",
               late, streams, which.c_str(), late ? streams / late : 0, limit,
-              std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") ? std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")
-                                                         : "unset");
+              std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")
+                  ? std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")
+                  : "unset");
   const char *env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   EXPECT_EQ(limit, env ? std::strtoul(env, nullptr, 10) : 8u);
   EXPECT_GE(late, 1) << "stream 0 waited for the event";

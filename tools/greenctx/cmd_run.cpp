@@ -53,8 +53,7 @@ void add_run(CLI::App &app, action &run) {
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   cmd->add_flag("-q,--quiet", opt->quiet, "No summary on stderr (problems are still reported)");
-  cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")
-      ->expected(-1);
+  cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->footer("Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
               "The per-thread default stream (cudaStreamPerThread) cannot run on a green context "
               "on drivers before 13.1: launches on it are reported and fail.");

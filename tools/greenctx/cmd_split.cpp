@@ -38,9 +38,9 @@ std::string pieces_text(const sm_group &g) {
     ++sizes[p.sm_count()];
   std::string out;
   for (auto it = sizes.rbegin(); it != sizes.rend(); ++it)
-    out += (out.empty() ? "" : " + ") +
-           (it->second == 1 ? std::to_string(it->first)
-                            : fmt::format("{} x {}", it->second, it->first));
+    out += (out.empty() ? "" : " + ") + (it->second == 1
+                                             ? std::to_string(it->first)
+                                             : fmt::format("{} x {}", it->second, it->first));
   return out;
 }
 
@@ -72,8 +72,8 @@ int run_split(const split_options &opt) {
   const driver_info drv = query_driver();
   const device dev(opt.device);
   const group_split_result r = split_groups(dev.sms(), params, opt.dry_run);
-  const std::vector<group_check> checks = opt.dry_run ? std::vector<group_check>{}
-                                                      : check_groups(dev, r);
+  const std::vector<group_check> checks =
+      opt.dry_run ? std::vector<group_check>{} : check_groups(dev, r);
   bool ok = r.all_made();
   for (const auto &c : checks)
     ok = ok && c.sms_used <= c.context_sms && c.clusters >= c.clusters_promised;
@@ -131,8 +131,9 @@ int run_split(const split_options &opt) {
       std::string line = fmt::format(
           "{:>2}  {:>7} {:>7} {:>5}  {:<8} {:>6} {:>6}  {:>4}  {:<16}", i, p.sm_count,
           p.coscheduled_sm_count, p.preferred_coscheduled_sm_count, flags_text(p),
-          o.requested ? std::to_string(o.requested) : "all", o.ok() ? std::to_string(o.obtained) : "-",
-          o.run, i < r.groups.size() ? pieces_text(r.groups[i]) : fmt::format("of {}", o.unit));
+          o.requested ? std::to_string(o.requested) : "all",
+          o.ok() ? std::to_string(o.obtained) : "-", o.run,
+          i < r.groups.size() ? pieces_text(r.groups[i]) : fmt::format("of {}", o.unit));
       if (i < checks.size())
         line += fmt::format("  {:>4}  {} of {}", checks[i].sms_used, checks[i].clusters,
                             p.coscheduled_sm_count);

@@ -51,7 +51,8 @@ int main(int argc, char **argv) try {
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify, split, run, scale, demo and bench (see greenctx --help)");
+                "': the subcommands are info, verify, split, run, scale, demo and bench (see "
+                "greenctx --help)");
     return exit_usage;
   }
   try {

@@ -56,8 +56,8 @@ unsigned check_confinement(const confinement &c) {
   const granularity g = effective_granularity(all.grain(), all.compute_capability_major(), flags);
   if (c.sms == 0 || c.sms > all.sm_count())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "--sms " + std::to_string(c.sms) + ": device " +
-                            std::to_string(c.device) + " has " + std::to_string(all.sm_count()) +
+                        "--sms " + std::to_string(c.sms) + ": device " + std::to_string(c.device) +
+                            " has " + std::to_string(all.sm_count()) +
                             " SMs; valid counts: " + valid_sizes_summary(all.sm_count(), g));
   const split_result r = split_by_count(all, 1, c.sms, flags);
   const unsigned got = r.groups.empty() ? 0 : r.groups.front().sm_count();
@@ -146,7 +146,8 @@ child_result run_child(const std::vector<std::string> &argv, const confinement &
     cenv.push_back(const_cast<char *>(e.c_str()));
   cenv.push_back(nullptr);
 
-  struct sigaction fwd {}, old[std::size(forwarded)];
+  struct sigaction fwd {
+  }, old[std::size(forwarded)];
   fwd.sa_handler = forward;
   sigemptyset(&fwd.sa_mask);
   for (std::size_t i = 0; i < std::size(forwarded); ++i)
@@ -154,8 +155,7 @@ child_result run_child(const std::vector<std::string> &argv, const confinement &
 
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
-  const int rc =
-      posix_spawn(&pid, program.c_str(), nullptr, nullptr, cargv.data(), cenv.data());
+  const int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, cargv.data(), cenv.data());
   child_result out;
   if (rc == 0) {
     child_pid = pid;

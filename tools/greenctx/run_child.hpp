@@ -10,18 +10,18 @@ namespace greenctx::cli {
 
 /// What to run and how to confine it.
 struct confinement {
-  unsigned sms = 0;  ///< 0: do not confine (the unconfined baseline)
+  unsigned sms = 0; ///< 0: do not confine (the unconfined baseline)
   int device = 0;
   bool ignore_coscheduling = false;
 };
 
 /// How a child ended.
 struct child_result {
-  int exit_code = 0;    ///< valid when signal == 0
-  int signal = 0;       ///< the signal that ended it, or 0
-  double wall_s = 0;    ///< from fork to exit
-  bool cuda_used = false;      ///< the preload library saw the program use CUDA
-  unsigned confined_threads = 0; ///< threads that got a green context of their own
+  int exit_code = 0;                 ///< valid when signal == 0
+  int signal = 0;                    ///< the signal that ended it, or 0
+  double wall_s = 0;                 ///< from fork to exit
+  bool cuda_used = false;            ///< the preload library saw the program use CUDA
+  unsigned confined_threads = 0;     ///< threads that got a green context of their own
   std::vector<std::string> problems; ///< what could not be confined (reported by the library)
 };
 

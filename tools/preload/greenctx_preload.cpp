@@ -79,8 +79,9 @@ struct real_driver {
   PFN_cuLaunchKernelEx_v11060_ptsz launch_ex_ptsz = nullptr;
 };
 
-template <class F> void fetch(const real_driver &d, F &slot, const char *name, int version,
-                              cuuint64_t flags = CU_GET_PROC_ADDRESS_DEFAULT) {
+template <class F>
+void fetch(const real_driver &d, F &slot, const char *name, int version,
+           cuuint64_t flags = CU_GET_PROC_ADDRESS_DEFAULT) {
   void *p = nullptr;
   CUdriverProcAddressQueryResult found{};
   if (d.get_proc_v2 && d.get_proc_v2(name, &p, version, flags, &found) == CUDA_SUCCESS)
@@ -373,15 +374,14 @@ GREENCTX_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, 
 }
 
 GREENCTX_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                             unsigned bx, unsigned by, unsigned bz,
-                                             unsigned shared, CUstream stream, void **params,
-                                             void **extra) {
+                                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                             CUstream stream, void **params, void **extra) {
   note_launch(stream, true);
   return real().launch_ptsz(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra);
 }
 
-GREENCTX_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
-                                          void **params, void **extra) {
+GREENCTX_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
+                                          void **extra) {
   note_launch(config ? config->hStream : nullptr, false);
   return real().launch_ex(config, f, params, extra);
 }
@@ -430,13 +430,13 @@ void *hook_for(const char *symbol, int version, bool per_thread) {
 void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, CUresult rc) {
   cuda_used = true;
   if (debug())
-    std::fprintf(stderr, "greenctx run [debug]: cuGetProcAddress(%s, %d, %llu) = %d%s\n",
-                 symbol ? symbol : "(null)", version, static_cast<unsigned long long>(flags),
-                 static_cast<int>(rc),
-                 symbol && hook_for(symbol, version,
-                                    flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-                     ? " (hooked)"
-                     : "");
+    std::fprintf(
+        stderr, "greenctx run [debug]: cuGetProcAddress(%s, %d, %llu) = %d%s\n",
+        symbol ? symbol : "(null)", version, static_cast<unsigned long long>(flags),
+        static_cast<int>(rc),
+        symbol && hook_for(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+            ? " (hooked)"
+            : "");
   if (rc != CUDA_SUCCESS || !pfn || !*pfn || !symbol)
     return;
   if (void *h = hook_for(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
