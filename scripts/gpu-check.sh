@@ -108,6 +108,7 @@ done
 expect_rc 2 scale-bad-count "$cli" scale --sms 12 -- "$wl" memory 64 1
 expect_rc 1 scale-no-cuda "$cli" scale --sms 16 --repeat 1 -- sh -c 'exit 0'
 step example-quickstart "$bin/examples/greenctx_quickstart"
+step example-runtime-api "$bin/examples/greenctx_runtime_api"
 step demo bash -o pipefail -c "$cli demo | tee '$out/demo.txt'"
 
 if [ -n "${GPU_CHECK_SKIP_BENCH:-}" ]; then
