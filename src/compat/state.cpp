@@ -124,11 +124,7 @@ cudaDevWorkqueueConfigResource default_workqueue_config(int ordinal) {
 cudaError_t translate_current_exception() noexcept {
   try {
     throw;
-  } catch (const error &e) {
-    // Errors are recorded when made; one remembered from earlier (the driver's load failure) is
-    // recorded again for this call.
-    if (last_error_message().empty())
-      error(e.code(), e.api(), e.what());
+  } catch (const error &e) { // recorded when it was made
     return static_cast<cudaError_t>(e.code());
   } catch (const std::bad_alloc &) {
     try {

@@ -91,8 +91,8 @@ const load_result &loaded() {
 
 const driver_api &driver() {
   const auto &r = loaded();
-  if (r.failure)
-    throw *r.failure;
+  if (r.failure) // a fresh error each time, so that every failing call records its explanation
+    throw error(r.failure->code(), r.failure->api(), r.failure->what());
   return r.api;
 }
 
