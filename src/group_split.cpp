@@ -85,7 +85,7 @@ std::vector<run_plan> form_runs(std::span<const sm_group_params> params,
   return runs;
 }
 
-unsigned total(const std::vector<sm_resource> &pieces) {
+unsigned total(const std::vector<sm_resource> &pieces) noexcept {
   unsigned n = 0;
   for (const auto &p : pieces)
     n += p.sm_count();
@@ -163,10 +163,7 @@ std::vector<sm_resource> take_group(free_pool &pool, const sm_group_params &p,
 } // namespace
 
 unsigned sm_group::sm_count() const noexcept {
-  unsigned n = 0;
-  for (const auto &p : pieces)
-    n += p.sm_count();
-  return n;
+  return total(pieces);
 }
 
 bool group_split_result::all_made() const {

@@ -24,7 +24,7 @@ using native_split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResou
                                      CUdevResource *, unsigned, native_group_params *);
 
 group_split_result split_natively(const sm_resource &input, std::span<sm_group_params> params,
-                                  bool dry_run, const group_limits &limits) {
+                                  bool dry_run) {
   const auto split = reinterpret_cast<native_split_fn>(detail::driver().cuDevSmResourceSplit);
   std::vector<native_group_params> raw(params.size());
   for (std::size_t i = 0; i < params.size(); ++i)
@@ -65,7 +65,6 @@ group_split_result split_natively(const sm_resource &input, std::span<sm_group_p
   if (!dry_run && rest.type == CU_DEV_RESOURCE_TYPE_SM && rest.sm.smCount > 0)
     result.remainder.pieces.push_back(detail::make_sm_resource(rest, input.device(), origin));
   result.remainder_sms = result.remainder.sm_count();
-  (void)limits;
   return result;
 }
 
@@ -113,7 +112,7 @@ group_split_result split_groups(const sm_resource &input, std::span<sm_group_par
       make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
   apply_group_defaults(params, limits);
   if (detail::driver().cuDevSmResourceSplit)
-    return split_natively(input, params, dry_run, limits);
+    return split_natively(input, params, dry_run);
   return plan_group_split(input, params, limits, driver_backend(), dry_run);
 }
 

@@ -75,6 +75,47 @@ bool is_special_stream(cudaStream_t s) {
 }
 
 } // namespace
+
+cudaExecutionContext_t context_of_stream(cudaStream_t stream, const char *api) {
+  if (!is_special_stream(stream)) {
+    std::optional<stream_entry> known;
+    {
+      std::lock_guard lock(registry_mutex);
+      auto it = streams().find(stream);
+      if (it != streams().end())
+        known = it->second;
+    }
+    if (known && known->owner->destroyed.load())
+      throw error(stream_detached, api,
+                  "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
+                  "destroying the stream is still allowed");
+    if (known) {
+      unsigned long long id = 0;
+      if (detail::driver().cuStreamGetId(stream, &id) == CUDA_SUCCESS && id == known->id)
+        return known->owner;
+      std::lock_guard lock(registry_mutex); // the handle was reused by another stream
+      streams().erase(stream);
+    }
+  }
+  CUcontext c = nullptr;
+  CUgreenCtx g = nullptr;
+  if (is_special_stream(stream)) {
+    GREENCTX_CALL(cuCtxGetCurrent, &c);
+    if (!c)
+      refuse(CUDA_ERROR_INVALID_CONTEXT, api,
+             "the NULL and per-thread streams mean the current context, and none is current "
+             "(call cudaSetDevice or cudaInitDevice first)");
+    if (detail::driver().cuStreamGetCtx_v2)
+      GREENCTX_CALL(cuStreamGetCtx_v2, reinterpret_cast<CUstream>(stream), &c, &g);
+  } else {
+    GREENCTX_CALL(cuStreamGetCtx_v2, stream, &c, &g);
+  }
+  CUcontext from_green = nullptr;
+  if (g)
+    GREENCTX_CALL(cuCtxFromGreenCtx, &from_green, g);
+  return context_for(g ? from_green : c, g, api);
+}
+
 } // namespace greenctx::compat
 
 using namespace greenctx;
@@ -188,45 +229,7 @@ cudaError_t greenctxStreamGetExecutionCtx(cudaStream_t stream, cudaExecutionCont
   return guarded([&] {
     constexpr const char *api = "greenctxStreamGetExecutionCtx";
     require_pointer(ctx, api, "ctx");
-    if (!is_special_stream(stream)) {
-      std::optional<stream_entry> known;
-      {
-        std::lock_guard lock(registry_mutex);
-        auto it = streams().find(stream);
-        if (it != streams().end())
-          known = it->second;
-      }
-      if (known && known->owner->destroyed.load())
-        throw error(stream_detached, api,
-                    "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
-                    "destroying the stream is still allowed");
-      if (known) {
-        unsigned long long id = 0;
-        if (detail::driver().cuStreamGetId(stream, &id) == CUDA_SUCCESS && id == known->id) {
-          *ctx = known->owner;
-          return;
-        }
-        std::lock_guard lock(registry_mutex); // the handle was reused by another stream
-        streams().erase(stream);
-      }
-    }
-    CUcontext c = nullptr;
-    CUgreenCtx g = nullptr;
-    if (is_special_stream(stream)) {
-      GREENCTX_CALL(cuCtxGetCurrent, &c);
-      if (!c)
-        refuse(CUDA_ERROR_INVALID_CONTEXT, api,
-               "the NULL and per-thread streams mean the current context, and none is current "
-               "(call cudaSetDevice or cudaInitDevice first)");
-      if (detail::driver().cuStreamGetCtx_v2)
-        GREENCTX_CALL(cuStreamGetCtx_v2, reinterpret_cast<CUstream>(stream), &c, &g);
-    } else {
-      GREENCTX_CALL(cuStreamGetCtx_v2, stream, &c, &g);
-    }
-    CUcontext from_green = nullptr;
-    if (g)
-      GREENCTX_CALL(cuCtxFromGreenCtx, &from_green, g);
-    *ctx = context_for(g ? from_green : c, g, api);
+    *ctx = context_of_stream(stream, api);
   });
 }
 
@@ -334,16 +337,7 @@ cudaError_t greenctxGraphKernelNodeGetExecutionCtx(cudaGraphNode_t node,
     if (!p.ctx)
       refuse(CUDA_ERROR_NOT_FOUND, api,
              "the node has no context of its own: it runs in the context current at launch");
-    CUgreenCtx green = nullptr;
-    {
-      std::lock_guard lock(registry_mutex);
-      auto it = contexts().find(p.ctx);
-      if (it != contexts().end()) {
-        *ctx = it->second;
-        return;
-      }
-    }
-    *ctx = context_for(p.ctx, green, api);
+    *ctx = context_for(p.ctx, nullptr, api);
   });
 }
 

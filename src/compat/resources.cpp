@@ -263,10 +263,7 @@ cudaError_t greenctx_cudaStreamGetDevResource(cudaStream_t stream, cudaDevResour
     if (type != cudaDevResourceTypeSm)
       refuse(CUDA_ERROR_INVALID_RESOURCE_TYPE, api,
              "streams have SM resources only (type 1), not type " + std::to_string(type));
-    cudaExecutionContext_t ctx = nullptr;
-    const cudaError_t rc = greenctxStreamGetExecutionCtx(stream, &ctx);
-    if (rc != cudaSuccess)
-      throw error(static_cast<CUresult>(rc), api, last_error_message());
+    const cudaExecutionContext_t ctx = context_of_stream(stream, api);
     export_splittable(ctx->ref.sms(), ctx->ordinal, *resource);
   });
 }

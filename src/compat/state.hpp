@@ -67,6 +67,10 @@ cudaExecutionContext_t primary_context(int ordinal, const char *api);
 /// Checks a context handle: not null, made by greenctx, not destroyed. Throws.
 cudaExecutionContext_t checked_context(cudaExecutionContext_t ctx, const char *api);
 
+/// The execution context of a stream (greenctx's, or the one the driver reports); throws
+/// cudaErrorStreamDetached (917) for streams of a destroyed context.
+cudaExecutionContext_t context_of_stream(cudaStream_t stream, const char *api);
+
 /// A fresh execution-context id.
 std::uint64_t next_context_id();
 
