@@ -1,4 +1,5 @@
 #include "scale_report.hpp"
+#include "report_text.hpp"
 
 #include <greenctx/error.hpp>
 
@@ -13,6 +14,9 @@
 
 namespace greenctx::scale {
 namespace {
+
+using cli::summary_json;
+using cli::xml_escape;
 
 constexpr const char *api = "greenctx scale";
 
@@ -43,29 +47,6 @@ std::string program_text(const std::vector<std::string> &program) {
   for (const auto &a : program) {
     const bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
     out += (out.empty() ? "" : " ") + (quote ? "'" + a + "'" : a);
-  }
-  return out;
-}
-
-std::string xml_escape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
   }
   return out;
 }
@@ -101,12 +82,6 @@ std::string speedup_text(const std::optional<double> &x) {
 
 nlohmann::json optional_json(const std::optional<double> &x) {
   return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
-
-nlohmann::json summary_json(const cli::summary &s) {
-  return {{"count", s.count}, {"min", s.min},     {"p50", s.p50},
-          {"p90", s.p90},     {"p99", s.p99},     {"max", s.max},
-          {"mean", s.mean},   {"stdev", s.stdev}, {"noise", s.noise}};
 }
 
 nlohmann::json run_json(const run_record &r) {
@@ -352,6 +327,31 @@ std::vector<point_summary> summarize(const results &r) {
   return out;
 }
 
+namespace {
+
+// One row of the text and markdown tables, as text ("-" where there is no time).
+struct row_cells {
+  bool has_time = false;
+  std::string sms, median, min, max, rsd, vs_smallest, vs_baseline, status;
+};
+
+row_cells cells(const point &p, const point_summary &sum, const time_unit &unit) {
+  const auto &t = sum.time;
+  row_cells c;
+  c.has_time = t.count > 0;
+  c.sms = p.baseline ? p.label() : std::to_string(p.sms);
+  c.median = c.has_time ? unit(t.p50) : "-";
+  c.min = c.has_time ? unit(t.min) : "-";
+  c.max = c.has_time ? unit(t.max) : "-";
+  c.rsd = c.has_time ? fmt::format("{:.1f}%", 100 * t.noise) : "-";
+  c.vs_smallest = speedup_text(sum.vs_smallest);
+  c.vs_baseline = speedup_text(sum.vs_baseline);
+  c.status = sum.status;
+  return c;
+}
+
+} // namespace
+
 std::string text_table(const results &r, const nlohmann::json &env) {
   const auto sums = summarize(r);
   const time_unit unit = unit_for(sums);
@@ -364,15 +364,11 @@ std::string text_table(const results &r, const nlohmann::json &env) {
                    fmt::format("median ({})", unit.name), spread_head, "rsd", vs_small,
                    "vs unconfined", "status");
   for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const auto &p = r.points[i];
-    const auto &t = sums[i].time;
-    const bool any = t.count > 0;
+    const row_cells c = cells(r.points[i], sums[i], unit);
     s += fmt::format("{:>10}  {:>10}  {:>18}  {:>6}  {:>10}  {:>13}  {}\n",
-                     p.baseline ? "unconfined" : std::to_string(p.sms), any ? unit(t.p50) : "-",
-                     any ? unit(t.min) + " .. " + unit(t.max) : "-",
-                     any ? fmt::format("{:.1f}%", 100 * t.noise) : "-",
-                     speedup_text(sums[i].vs_smallest), speedup_text(sums[i].vs_baseline),
-                     sums[i].status);
+                     r.points[i].baseline ? "unconfined" : c.sms, c.median,
+                     c.has_time ? c.min + " .. " + c.max : "-", c.rsd, c.vs_smallest, c.vs_baseline,
+                     c.status);
   }
   s += fmt::format("\nunconfined: all {} SMs, no green context. Wall time from start to exit of "
                    "the whole program;\nrsd: relative standard deviation; speed-up: median there "
@@ -396,15 +392,9 @@ std::string markdown(const results &r, const nlohmann::json &env) {
                    unit.name, smallest ? fmt::format("{} SMs", smallest->sms) : "fewest SMs");
   s += "|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const auto &p = r.points[i];
-    const auto &t = sums[i].time;
-    const bool any = t.count > 0;
-    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                     p.baseline ? p.label() : std::to_string(p.sms), any ? unit(t.p50) : "-",
-                     any ? unit(t.min) : "-", any ? unit(t.max) : "-",
-                     any ? fmt::format("{:.1f}%", 100 * t.noise) : "-",
-                     speedup_text(sums[i].vs_smallest), speedup_text(sums[i].vs_baseline),
-                     sums[i].status);
+    const row_cells c = cells(r.points[i], sums[i], unit);
+    s += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", c.sms, c.median, c.min, c.max,
+                     c.rsd, c.vs_smallest, c.vs_baseline, c.status);
   }
   s += "\nWall time from start to exit of the whole program (start-up included); rsd: relative "
        "standard deviation; speed-up: median there / median here.\n";

@@ -1,4 +1,5 @@
 #include "report.hpp"
+#include "../report_text.hpp"
 
 #include <fmt/format.h>
 
@@ -7,6 +8,9 @@
 
 namespace greenctx::bench {
 namespace {
+
+using cli::summary_json;
+using cli::xml_escape;
 
 const placement_result *find(const results &r, const std::string &name) {
   for (const auto &p : r.placements)
@@ -22,35 +26,6 @@ double share(const results &r) {
 // Background rate as a fraction of the full-GPU rate.
 double of_full(const results &r, const background_rate &b) {
   return r.background_full.rate() > 0 ? b.rate() / r.background_full.rate() : 0;
-}
-
-nlohmann::json summary_json(const cli::summary &s) {
-  return {{"count", s.count}, {"min", s.min},     {"p50", s.p50},
-          {"p90", s.p90},     {"p99", s.p99},     {"max", s.max},
-          {"mean", s.mean},   {"stdev", s.stdev}, {"noise", s.noise}};
-}
-
-std::string xml_escape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
 }
 
 } // namespace
