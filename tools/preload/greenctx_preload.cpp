@@ -157,6 +157,13 @@ bool debug() {
 }
 
 std::atomic<bool> cuda_used{false};
+
+// Called on every hooked call, launches included: read first, so that threads do not keep
+// writing one shared cache line.
+void mark_cuda_used() {
+  if (!cuda_used.load(std::memory_order_relaxed))
+    cuda_used.store(true, std::memory_order_relaxed);
+}
 std::atomic<unsigned> confined_threads{0};
 std::atomic<unsigned> per_thread_stream_launches{0};
 std::mutex problems_mutex;
@@ -224,13 +231,8 @@ std::set<CUcontext> &our_contexts() {
 
 // The descriptor of N SMs of the device, made once (the driver is initialised by then: every
 // caller got here from a context call).
-const partition &the_partition() {
-  static partition p;
-  static bool tried = false;
-  std::lock_guard lock(setup_mutex);
-  if (tried)
-    return p;
-  tried = true;
+partition make_partition() {
+  partition p;
   const real_driver &d = real();
   const settings &c = config();
   if (!d.device_get || !d.primary_retain || !d.device_resource || !d.split || !d.generate_desc ||
@@ -250,6 +252,13 @@ const partition &the_partition() {
     return p;
   }
   p.ready = true;
+  return p;
+}
+
+// Made once, on the first context call (a static: no lock on later calls, which are on the
+// program's hot path).
+const partition &the_partition() {
+  static const partition p = make_partition();
   return p;
 }
 
@@ -279,7 +288,7 @@ CUcontext thread_context() {
 
 // The context to make current instead of `ctx`.
 CUcontext substitute(CUcontext ctx) {
-  cuda_used = true;
+  mark_cuda_used();
   if (debug())
     std::fprintf(stderr, "greenctx run [debug]: make current %p\n", static_cast<void *>(ctx));
   if (!ctx)
@@ -299,7 +308,7 @@ bool is_ours(CUcontext ctx) {
 // A new context on the confined device is the thread's green context, made current.
 CUresult create_instead(CUcontext *pctx, CUdevice dev, bool *handled) {
   *handled = false;
-  cuda_used = true;
+  mark_cuda_used();
   const partition &p = the_partition();
   if (!pctx || !p.ready || dev != p.device)
     return CUDA_SUCCESS;
@@ -312,7 +321,7 @@ CUresult create_instead(CUcontext *pctx, CUdevice dev, bool *handled) {
 }
 
 void note_launch(CUstream stream, bool per_thread_variant) {
-  cuda_used = true;
+  mark_cuda_used();
   if (stream == CU_STREAM_PER_THREAD || (per_thread_variant && stream == nullptr)) {
     ++per_thread_stream_launches;
     problem("a kernel was launched on the per-thread default stream (cudaStreamPerThread, or "
@@ -428,7 +437,7 @@ void *hook_for(const char *symbol, int version, bool per_thread) {
 
 // Replaces what cuGetProcAddress found by the hook, when there is one.
 void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, CUresult rc) {
-  cuda_used = true;
+  mark_cuda_used();
   if (debug())
     std::fprintf(
         stderr, "greenctx run [debug]: cuGetProcAddress(%s, %d, %llu) = %d%s\n",
