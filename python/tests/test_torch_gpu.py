@@ -3,14 +3,13 @@
 Every test here is skipped, with the reason, when torch is missing, when torch sees no CUDA device,
 or when greenctx finds no driver or GPU. The split is made once for the module and kept: green
 contexts are costly to create and leak device memory when destroyed (driver 580).
-
-Not yet run on the H200 when written.
 """
 import statistics
 
 import pytest
 
 import greenctx
+from conftest import gpu_or_skip
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: the torch GPU tier needs it")
 
@@ -23,13 +22,7 @@ def gpu():
     if not torch.cuda.is_available():
         pytest.skip(f"torch {torch.__version__} sees no CUDA device (torch.version.cuda = "
                     f"{torch.version.cuda})")
-    try:
-        greenctx.query_driver()
-        if greenctx.Device.count() == 0:
-            pytest.skip("no GPU: the driver sees no device")
-        return greenctx.Device(0)
-    except greenctx.Error as e:
-        pytest.skip(f"no GPU: {e}")
+    return gpu_or_skip()
 
 
 @pytest.fixture(scope="module")

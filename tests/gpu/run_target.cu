@@ -7,6 +7,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "smid_kernels.cuh"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,22 +20,7 @@
 
 namespace {
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__global__ void record_smid(unsigned *smids, unsigned long long spin_ns) {
-  if (threadIdx.x == 0) {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    smids[blockIdx.x] = id;
-  }
-  const unsigned long long start = now_ns();
-  while (now_ns() - start < spin_ns) {
-  }
-}
+using greenctx_test::record_smid;
 
 constexpr unsigned blocks = 2048;
 std::mutex seen_mutex;

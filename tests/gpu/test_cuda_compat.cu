@@ -4,6 +4,8 @@
 #include <greenctx/cuda_compat.h>
 
 #include <cuda_runtime.h>
+
+#include "smid_kernels.cuh"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,23 +24,8 @@
 
 namespace {
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Each block records its SM, then keeps it busy so that later blocks spread out.
-__global__ void record_smid(unsigned *smids, unsigned long long spin_ns) {
-  if (threadIdx.x == 0) {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    smids[blockIdx.x] = id;
-  }
-  const unsigned long long start = now_ns();
-  while (now_ns() - start < spin_ns) {
-  }
-}
+using greenctx_test::now_ns;
+using greenctx_test::record_smid;
 
 // One block: spins, and writes its start and end time (ns) to times[0..1].
 __global__ void timed_spin(unsigned long long *times, unsigned long long spin_ns) {

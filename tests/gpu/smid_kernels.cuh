@@ -1,0 +1,26 @@
+// Kernels the CUDA test programs share: where a block ran, as the hardware reports it.
+#pragma once
+
+namespace greenctx_test {
+
+/// %globaltimer, in ns.
+__device__ inline unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Each block records its SM (%smid) in smids[blockIdx.x], then keeps the SM busy for spin_ns so
+/// that later blocks spread over every SM the stream's context allows.
+__global__ void record_smid(unsigned *smids, unsigned long long spin_ns) {
+  if (threadIdx.x == 0) {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    smids[blockIdx.x] = id;
+  }
+  const unsigned long long start = now_ns();
+  while (now_ns() - start < spin_ns) {
+  }
+}
+
+} // namespace greenctx_test
