@@ -1,0 +1,274 @@
+#include "report.hpp"
+
+#include "run_protocol.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+extern char *program_invocation_short_name;
+
+namespace greenctx::preload {
+namespace {
+
+namespace rp = greenctx::run_protocol;
+
+// A decimal number of at most 9 digits, or -1.
+long decimal(const std::string &s) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::strtol(s.c_str(), nullptr, 10);
+}
+
+settings read_settings() {
+  settings s;
+  const char *sms = std::getenv(rp::env_sms);
+  if (!sms)
+    return s;
+  auto flag = [](const char *name) {
+    const char *v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+  };
+  s.strict = flag(rp::env_strict);
+  s.quiet = flag(rp::env_quiet);
+  s.debug = flag(rp::env_debug);
+  s.report = std::getenv(rp::env_report);
+  if (const char *v = std::getenv(rp::env_root_pid))
+    s.root_pid = decimal(v);
+  const long n = decimal(sms);
+  if (n <= 0) {
+    s.error = std::string(rp::env_sms) + "='" + sms + "' is not a positive decimal number";
+    return s;
+  }
+  s.sms = static_cast<unsigned>(n);
+  if (const char *v = std::getenv(rp::env_split_flags); v && *v) {
+    const long f = decimal(v);
+    if (f < 0) {
+      s.error = std::string(rp::env_split_flags) + "='" + v + "' is not a decimal number";
+      return s;
+    }
+    s.split_flags = static_cast<unsigned>(f);
+  }
+  if (const char *v = std::getenv(rp::env_devices); v && *v && std::strcmp(v, "all") != 0) {
+    s.all_devices = false;
+    std::stringstream list(v);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const long d = decimal(item);
+      if (d < 0 || d >= 64) {
+        s.error = std::string(rp::env_devices) + "='" + v + "': '" + item +
+                  "' is not a device ordinal (0 to 63)";
+        return s;
+      }
+      s.devices |= 1ull << d;
+    }
+  }
+  s.active = true;
+  return s;
+}
+
+std::mutex problems_mutex;
+std::vector<std::string> &problem_list() {
+  static auto *p = new std::vector<std::string>; // never destroyed: used until the very end
+  return *p;
+}
+
+std::string json_string(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string device_list(unsigned long long bits) {
+  std::string out;
+  for (int d = 0; d < 64; ++d)
+    if ((bits >> d) & 1ull)
+      out += (out.empty() ? "" : ",") + std::to_string(d);
+  return out;
+}
+
+// This process's line of the report.
+void write_report() {
+  const settings &c = config();
+  if (!c.report || !*c.report)
+    return;
+  std::string problems;
+  {
+    std::lock_guard lock(problems_mutex);
+    for (const auto &p : problem_list())
+      problems += (problems.empty() ? "" : ",") + json_string(p);
+  }
+  const counters &s = stats();
+  std::ostringstream line;
+  line << "{\"" << rp::field_pid << "\":" << getpid() << ",\"" << rp::field_cuda_used
+       << "\":" << (s.cuda_used.load() ? "true" : "false") << ",\"" << rp::field_confined_devices
+       << "\":[" << device_list(s.confined_devices.load()) << "],\"" << rp::field_green_contexts
+       << "\":" << s.green_contexts.load() << ",\"" << rp::field_blocking_streams
+       << "\":" << s.blocking_streams.load() << ",\"" << rp::field_per_thread_streams
+       << "\":" << s.per_thread_streams.load() << ",\"" << rp::field_problems << "\":["
+       << problems << "]}\n";
+  // One write of the whole line to a file opened for appending: lines of processes that end
+  // together do not interleave.
+  if (std::FILE *f = std::fopen(c.report, "a")) {
+    const std::string text = line.str();
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+}
+
+// The numbers of `"field":[...]` and `"field":N` in a report line (the library writes them, so a
+// small reader is enough; the CLI reads the same lines with a JSON parser).
+unsigned long long number_field(const std::string &line, const char *field) {
+  const std::string key = std::string("\"") + field + "\":";
+  const auto at = line.find(key);
+  return at == std::string::npos ? 0 : std::strtoull(line.c_str() + at + key.size(), nullptr, 10);
+}
+
+unsigned long long device_bits(const std::string &line) {
+  const std::string key = std::string("\"") + rp::field_confined_devices + "\":[";
+  auto at = line.find(key);
+  unsigned long long bits = 0;
+  if (at == std::string::npos)
+    return 0;
+  const char *p = line.c_str() + at + key.size();
+  while (*p && *p != ']') {
+    char *end = nullptr;
+    const unsigned long d = std::strtoul(p, &end, 10);
+    if (end == p)
+      break;
+    if (d < 64)
+      bits |= 1ull << d;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return bits;
+}
+
+// At the exit of the process `greenctx run` became: one summary line for all its processes.
+void summarize() {
+  const settings &c = config();
+  if (!c.report || !*c.report)
+    return;
+  bool used = false;
+  unsigned long long devices = 0;
+  unsigned long long contexts = 0, blocking = 0, per_thread = 0, processes = 0;
+  {
+    std::ifstream in(c.report);
+    std::string line;
+    while (std::getline(in, line)) {
+      ++processes;
+      used = used || line.find(std::string("\"") + rp::field_cuda_used + "\":true") !=
+                         std::string::npos;
+      devices |= device_bits(line);
+      contexts += number_field(line, rp::field_green_contexts);
+      blocking += number_field(line, rp::field_blocking_streams);
+      per_thread += number_field(line, rp::field_per_thread_streams);
+    }
+  }
+  unlink(c.report);
+  if (c.quiet)
+    return;
+  const char *name = program_invocation_short_name;
+  if (!used)
+    std::fprintf(stderr, "greenctx run: '%s' never used CUDA: there was nothing to confine\n",
+                 name);
+  else if (!devices)
+    std::fprintf(stderr,
+                 "greenctx run: '%s' used CUDA but never made a confined device's context "
+                 "current: nothing ran on the %u SMs\n",
+                 name, c.sms);
+  else if (c.debug)
+    std::fprintf(stderr,
+                 "greenctx run: %llu process(es); device(s) %s on %u SMs; %llu green "
+                 "context(s), %llu blocking stream(s) and %llu per-thread stream(s) emulated\n",
+                 processes, device_list(devices).c_str(), c.sms, contexts, blocking, per_thread);
+}
+
+struct at_exit {
+  ~at_exit() {
+    if (!config().active)
+      return;
+    write_report();
+    if (config().root_pid == static_cast<long>(getpid()))
+      summarize();
+  }
+} reporter;
+
+} // namespace
+
+const settings &config() {
+  static const settings s = [] {
+    settings r = read_settings();
+    if (!r.error.empty())
+      std::fprintf(stderr, "greenctx run: %s: nothing is confined\n", r.error.c_str());
+    return r;
+  }();
+  return s;
+}
+
+counters &stats() {
+  static counters c;
+  return c;
+}
+
+namespace {
+
+// Records and prints `what` once; false when it was said before.
+bool say_once(const std::string &what) {
+  {
+    std::lock_guard lock(problems_mutex);
+    for (const auto &p : problem_list())
+      if (p == what)
+        return false;
+    problem_list().push_back(what);
+  }
+  std::fprintf(stderr, "greenctx run: %s\n", what.c_str());
+  return true;
+}
+
+} // namespace
+
+void warning(const std::string &what) { say_once(what); }
+
+void problem(const std::string &what) {
+  if (say_once(what) && config().strict) {
+    std::fprintf(stderr, "greenctx run --strict: stopping the program (exit %d)\n",
+                 rp::exit_strict);
+    write_report();
+    if (config().root_pid == static_cast<long>(getpid()))
+      summarize();
+    std::fflush(stderr);
+    _exit(rp::exit_strict);
+  }
+}
+
+void debug(const char *format, ...) {
+  if (!config().debug)
+    return;
+  std::va_list args;
+  va_start(args, format);
+  std::fputs("greenctx run [debug]: ", stderr);
+  std::vfprintf(stderr, format, args);
+  std::fputc('\n', stderr);
+  va_end(args);
+}
+
+} // namespace greenctx::preload

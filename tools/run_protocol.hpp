@@ -1,0 +1,52 @@
+// The contract between `greenctx run` / `greenctx scale` (the CLI) and the preload library
+// (tools/preload): the environment the CLI sets for the program, and the report each process of
+// the program writes. Header-only and free of CUDA, so both sides include it.
+#pragma once
+
+namespace greenctx::run_protocol {
+
+// ---- the environment (set by the CLI, read by the preload library) ----------------------------
+
+/// SMs each confined device runs on, in decimal ("16"). Absent: the library does nothing.
+inline constexpr const char *env_sms = "GREENCTX_RUN_SMS";
+/// The devices to confine: "all", or ordinals in decimal separated by commas ("0,1"). A device
+/// the program uses that is not named here runs on all its SMs, and the library says so.
+inline constexpr const char *env_devices = "GREENCTX_RUN_DEVICES";
+/// The split flags of cuDevSmResourceSplitByCount, in decimal: CUDA's own bits
+/// (1 = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING).
+inline constexpr const char *env_split_flags = "GREENCTX_RUN_SPLIT_FLAGS";
+/// "1": a CUDA guarantee that cannot be kept ends the process at once, with exit_strict.
+inline constexpr const char *env_strict = "GREENCTX_RUN_STRICT";
+/// A file each process of the program appends one report line to (JSON, fields below).
+inline constexpr const char *env_report = "GREENCTX_RUN_REPORT";
+/// The pid of the process `greenctx run` became (it execs the program): when that process exits,
+/// its library reads the report, prints the summary on stderr and removes the file.
+inline constexpr const char *env_root_pid = "GREENCTX_RUN_ROOT_PID";
+/// "1": no summary at exit (problems are still printed when they happen).
+inline constexpr const char *env_quiet = "GREENCTX_RUN_QUIET";
+/// "1": every hooked lookup, context switch and emulated stream on stderr.
+inline constexpr const char *env_debug = "GREENCTX_PRELOAD_DEBUG";
+/// Overrides where the CLI finds the preload library (checked by loading it before anything runs).
+inline constexpr const char *env_preload = "GREENCTX_PRELOAD";
+
+/// Exit status of a program stopped by --strict (GREENCTX_RUN_STRICT=1).
+inline constexpr int exit_strict = 86;
+
+// ---- the report: one JSON object per line, one line per process ---------------------------------
+
+/// The process id (number).
+inline constexpr const char *field_pid = "pid";
+/// Whether the process called the CUDA driver at all (bool).
+inline constexpr const char *field_cuda_used = "cuda_used";
+/// The device ordinals that got a confined context in this process (array of numbers).
+inline constexpr const char *field_confined_devices = "confined_devices";
+/// Green contexts the library created (number): one per confined device, plus one per cuCtxCreate.
+inline constexpr const char *field_green_contexts = "green_contexts";
+/// Blocking streams (flags 0) the library emulated (number).
+inline constexpr const char *field_blocking_streams = "blocking_streams";
+/// Per-thread default streams the library provided (number).
+inline constexpr const char *field_per_thread_streams = "per_thread_streams";
+/// What could not be kept, each said once (array of strings).
+inline constexpr const char *field_problems = "problems";
+
+} // namespace greenctx::run_protocol
