@@ -201,7 +201,7 @@ int primary_device(CUcontext ctx) {
       d = -1;
     real().pop_current(&popped);
   }
-  if (d < 0 || d >= max_devices || !config().confines(d))
+  if (d < 0 || d >= max_devices)
     return -1;
   device_state &st = devices[d];
   CUcontext primary = nullptr;

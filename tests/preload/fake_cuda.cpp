@@ -1,0 +1,268 @@
+// A fake libcuda.so.1 for the preload library's CPU tests: just enough of the driver API for
+// libgreenctx_preload.so to run (devices, primary and green contexts, streams, events, launches),
+// with every operation on a stream written to a log the test reads back. No GPU, no real driver.
+#include <cuda.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#undef cuGetProcAddress
+
+namespace {
+
+std::mutex log_mutex;
+std::vector<std::string> &log() {
+  static std::vector<std::string> l;
+  return l;
+}
+void note(const std::string &s) {
+  std::lock_guard lock(log_mutex);
+  log().push_back(s);
+}
+
+// Handles are small integers cast to pointers: easy to read in the log.
+std::mutex handle_mutex;
+std::uintptr_t next_handle = 0x1000;
+template <class T> T fresh() {
+  std::lock_guard lock(handle_mutex);
+  return reinterpret_cast<T>(next_handle += 0x10);
+}
+std::string name(const void *p) {
+  const auto v = reinterpret_cast<std::uintptr_t>(p);
+  if (v == 0)
+    return "null";
+  if (v == 1)
+    return "legacy";
+  if (v == 2)
+    return "per-thread";
+  return "h" + std::to_string(v);
+}
+
+const CUcontext primary = reinterpret_cast<CUcontext>(0x100);
+thread_local std::vector<CUcontext> stack;
+std::vector<std::pair<CUstream, unsigned>> stream_flags;
+
+CUresult CUDAAPI device_get(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI device_count(int *n) {
+  *n = 2;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI primary_retain(CUcontext *c, CUdevice d) {
+  *c = reinterpret_cast<CUcontext>(0x100 + 0x10 * d);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI primary_release(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI primary_state(CUdevice, unsigned *flags, int *active) {
+  *flags = 0;
+  *active = 0; // as the runtime's primary context looks when it is first made current
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI primary_set_flags(CUdevice, unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r, CUdevResourceType) {
+  std::memset(r, 0, sizeof *r);
+  r->type = CU_DEV_RESOURCE_TYPE_SM;
+  r->sm.smCount = 132;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *, CUdevResource *,
+                       unsigned, unsigned min_count) {
+  *n = 1;
+  std::memset(groups, 0, sizeof *groups);
+  groups->type = CU_DEV_RESOURCE_TYPE_SM;
+  groups->sm.smCount = min_count;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *, unsigned) {
+  *d = fresh<CUdevResourceDesc>();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI green_create(CUgreenCtx *g, CUdevResourceDesc, CUdevice d, unsigned) {
+  *g = fresh<CUgreenCtx>();
+  note("green_create " + name(*g) + " device " + std::to_string(d));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI green_destroy(CUgreenCtx g) {
+  note("green_destroy " + name(g));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI from_green(CUcontext *c, CUgreenCtx g) {
+  *c = reinterpret_cast<CUcontext>(g); // the same value: the log reads one name for both
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI set_current(CUcontext c) {
+  if (stack.empty())
+    stack.push_back(c);
+  else
+    stack.back() = c;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI get_current(CUcontext *c) {
+  *c = stack.empty() ? nullptr : stack.back();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI push_current(CUcontext c) {
+  stack.push_back(c);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI pop_current(CUcontext *c) {
+  if (stack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (c)
+    *c = stack.back();
+  stack.pop_back();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ctx_get_device(CUdevice *d) {
+  if (stack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *d = static_cast<CUdevice>((reinterpret_cast<std::uintptr_t>(stack.back()) - 0x100) / 0x10);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ctx_set_flags(unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI ctx_create(CUcontext *c, unsigned, CUdevice) {
+  *c = fresh<CUcontext>();
+  note("real ctx_create " + name(*c));
+  return push_current(*c);
+}
+CUresult CUDAAPI ctx_destroy(CUcontext c) {
+  note("real ctx_destroy " + name(c));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_create(CUstream *s, unsigned flags) {
+  *s = fresh<CUstream>();
+  std::lock_guard lock(log_mutex);
+  stream_flags.push_back({*s, flags | CU_STREAM_NON_BLOCKING}); // as inside a green context
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_create_priority(CUstream *s, unsigned flags, int) {
+  return stream_create(s, flags);
+}
+CUresult CUDAAPI stream_get_flags(CUstream s, unsigned *flags) {
+  std::lock_guard lock(log_mutex);
+  for (auto &[h, f] : stream_flags)
+    if (h == s) {
+      *flags = f;
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult CUDAAPI stream_destroy(CUstream s) {
+  note("stream_destroy " + name(s));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_sync(CUstream s) {
+  note("sync " + name(s));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_is_capturing(CUstream, CUstreamCaptureStatus *st) {
+  *st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_wait_event(CUstream s, CUevent e, unsigned) {
+  note("wait " + name(s) + " " + name(e));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI event_create(CUevent *e, unsigned) {
+  *e = fresh<CUevent>();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI event_destroy(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI event_record(CUevent e, CUstream s) {
+  note("record " + name(e) + " " + name(s));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream s, void **, void **) {
+  note("launch " + name(s));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI launch_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream s, void **, void **) {
+  note("launch_ptsz " + name(s));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI memcpy_htod(CUdeviceptr, const void *, size_t) {
+  note("copy");
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI memcpy_htod_ptds(CUdeviceptr, const void *, size_t) {
+  note("copy_ptds");
+  return CUDA_SUCCESS;
+}
+
+struct fn {
+  const char *name;
+  void *legacy;
+  void *per_thread;
+};
+const fn table[] = {
+    {"cuDeviceGet", (void *)&device_get, nullptr},
+    {"cuDeviceGetCount", (void *)&device_count, nullptr},
+    {"cuDevicePrimaryCtxRetain", (void *)&primary_retain, nullptr},
+    {"cuDevicePrimaryCtxRelease", (void *)&primary_release, nullptr},
+    {"cuDevicePrimaryCtxGetState", (void *)&primary_state, nullptr},
+    {"cuDevicePrimaryCtxSetFlags", (void *)&primary_set_flags, nullptr},
+    {"cuDeviceGetDevResource", (void *)&dev_resource, nullptr},
+    {"cuDevSmResourceSplitByCount", (void *)&split, nullptr},
+    {"cuDevResourceGenerateDesc", (void *)&generate_desc, nullptr},
+    {"cuGreenCtxCreate", (void *)&green_create, nullptr},
+    {"cuGreenCtxDestroy", (void *)&green_destroy, nullptr},
+    {"cuCtxFromGreenCtx", (void *)&from_green, nullptr},
+    {"cuCtxSetCurrent", (void *)&set_current, nullptr},
+    {"cuCtxGetCurrent", (void *)&get_current, nullptr},
+    {"cuCtxPushCurrent", (void *)&push_current, nullptr},
+    {"cuCtxPopCurrent", (void *)&pop_current, nullptr},
+    {"cuCtxGetDevice", (void *)&ctx_get_device, nullptr},
+    {"cuCtxSetFlags", (void *)&ctx_set_flags, nullptr},
+    {"cuCtxCreate", (void *)&ctx_create, nullptr},
+    {"cuCtxDestroy", (void *)&ctx_destroy, nullptr},
+    {"cuStreamCreate", (void *)&stream_create, nullptr},
+    {"cuStreamCreateWithPriority", (void *)&stream_create_priority, nullptr},
+    {"cuStreamGetFlags", (void *)&stream_get_flags, nullptr},
+    {"cuStreamDestroy", (void *)&stream_destroy, nullptr},
+    {"cuStreamSynchronize", (void *)&stream_sync, nullptr},
+    {"cuStreamIsCapturing", (void *)&stream_is_capturing, nullptr},
+    {"cuStreamWaitEvent", (void *)&stream_wait_event, nullptr},
+    {"cuEventCreate", (void *)&event_create, nullptr},
+    {"cuEventDestroy", (void *)&event_destroy, nullptr},
+    {"cuEventRecord", (void *)&event_record, nullptr},
+    {"cuLaunchKernel", (void *)&launch, (void *)&launch_ptsz},
+    {"cuMemcpyHtoD", (void *)&memcpy_htod, (void *)&memcpy_htod_ptds},
+};
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) CUresult
+cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t flags,
+                    CUdriverProcAddressQueryResult *found) {
+  for (const fn &f : table)
+    if (std::strcmp(f.name, symbol) == 0) {
+      *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && f.per_thread ? f.per_thread
+                                                                                      : f.legacy;
+      if (found)
+        *found = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  *pfn = nullptr;
+  if (found)
+    *found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult
+cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
+}
+
+/// The log so far, taken (the test reads it between steps).
+extern "C" __attribute__((visibility("default"))) std::vector<std::string> *fake_cuda_take_log() {
+  std::lock_guard lock(log_mutex);
+  auto *out = new std::vector<std::string>(std::move(log()));
+  log().clear();
+  return out;
+}

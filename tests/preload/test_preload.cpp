@@ -1,0 +1,262 @@
+// The preload library of `greenctx run` on a fake driver (fake_cuda.cpp): which context it makes
+// current, and the events it inserts so that blocking streams, the legacy stream and the
+// per-thread default stream keep CUDA's ordering rules. Runs without a GPU; the same rules are
+// checked against the real driver by the programs in tests/run/.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+#undef cuGetProcAddress
+
+namespace {
+
+// The fake driver first (the library's dlopen("libcuda.so.1") then finds it by its soname), the
+// settings `greenctx run` would give (unless the test's environment has them), then the library.
+void *preload() {
+  static void *h = [] {
+    if (!dlopen(GREENCTX_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL))
+      return static_cast<void *>(nullptr);
+    setenv("GREENCTX_RUN_SMS", "16", 0);
+    setenv("GREENCTX_RUN_DEVICES", "0", 0);
+    return dlopen(GREENCTX_PRELOAD_PATH, RTLD_NOW | RTLD_GLOBAL);
+  }();
+  return h;
+}
+
+template <class F> F get(const char *name, int version, bool per_thread = false) {
+  auto gp = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(preload(), "cuGetProcAddress_v2"));
+  void *p = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  const cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                      : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+  if (!gp || gp(name, &p, version, flags, &found) != CUDA_SUCCESS)
+    return nullptr;
+  return reinterpret_cast<F>(p);
+}
+
+std::vector<std::string> take_log() {
+  using take_fn = std::vector<std::string> *(*)();
+  auto take = reinterpret_cast<take_fn>(dlsym(RTLD_DEFAULT, "fake_cuda_take_log"));
+  std::vector<std::string> *l = take();
+  std::vector<std::string> out = std::move(*l);
+  delete l;
+  return out;
+}
+
+std::string h(const void *p) { return "h" + std::to_string(reinterpret_cast<std::uintptr_t>(p)); }
+
+struct api {
+  PFN_cuCtxSetCurrent_v4000 set_current = get<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent", 4000);
+  PFN_cuCtxGetCurrent_v4000 get_current = get<PFN_cuCtxGetCurrent_v4000>("cuCtxGetCurrent", 4000);
+  PFN_cuCtxCreate_v3020 ctx_create = get<PFN_cuCtxCreate_v3020>("cuCtxCreate", 3020);
+  PFN_cuCtxDestroy_v4000 ctx_destroy = get<PFN_cuCtxDestroy_v4000>("cuCtxDestroy", 4000);
+  PFN_cuStreamCreate_v2000 stream_create = get<PFN_cuStreamCreate_v2000>("cuStreamCreate", 2000);
+  PFN_cuStreamGetFlags_v5050 get_flags = get<PFN_cuStreamGetFlags_v5050>("cuStreamGetFlags", 5050);
+  PFN_cuStreamDestroy_v4000 stream_destroy =
+      get<PFN_cuStreamDestroy_v4000>("cuStreamDestroy", 4000);
+  PFN_cuLaunchKernel_v4000 launch = get<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
+  PFN_cuLaunchKernel_v7000_ptsz launch_ptsz =
+      get<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 7000, true);
+  PFN_cuMemcpyHtoD_v3020 copy = get<PFN_cuMemcpyHtoD_v3020>("cuMemcpyHtoD", 3020);
+
+  CUresult run(CUstream s) const { return launch(nullptr, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr); }
+};
+
+const api &cu() {
+  static const api a;
+  return a;
+}
+
+const CUcontext primary0 = reinterpret_cast<CUcontext>(0x100);
+const CUcontext primary1 = reinterpret_cast<CUcontext>(0x110);
+
+// The shared green context, made current where the program makes device 0's primary current.
+CUcontext confined() {
+  EXPECT_EQ(cu().set_current(primary0), CUDA_SUCCESS);
+  CUcontext c = nullptr;
+  cu().get_current(&c);
+  return c;
+}
+
+bool contains(const std::vector<std::string> &log, const std::string &line) {
+  return std::find(log.begin(), log.end(), line) != log.end();
+}
+
+// The index of the first line starting with `prefix`, or -1.
+long find_prefix(const std::vector<std::string> &log, const std::string &prefix) {
+  for (std::size_t i = 0; i < log.size(); ++i)
+    if (log[i].rfind(prefix, 0) == 0)
+      return static_cast<long>(i);
+  return -1;
+}
+
+class Preload : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_NE(preload(), nullptr) << dlerror();
+    ASSERT_NE(cu().launch, nullptr);
+    ctx_ = confined();
+    take_log();
+  }
+  CUcontext ctx_ = nullptr;
+};
+
+TEST_F(Preload, ThePrimaryContextBecomesOneGreenContextForEveryThread) {
+  EXPECT_NE(ctx_, primary0);
+  EXPECT_NE(ctx_, nullptr);
+  CUcontext other = nullptr;
+  std::thread([&] {
+    cu().set_current(primary0);
+    cu().get_current(&other);
+  }).join();
+  EXPECT_EQ(other, ctx_) << "every thread shares one green context";
+  EXPECT_EQ(find_prefix(take_log(), "green_create"), -1) << "made once, not per thread";
+}
+
+TEST_F(Preload, StreamsCreatedWithFlagsZeroReadZero) {
+  CUstream blocking = nullptr, non_blocking = nullptr;
+  ASSERT_EQ(cu().stream_create(&blocking, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu().stream_create(&non_blocking, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  unsigned flags = 99;
+  ASSERT_EQ(cu().get_flags(blocking, &flags), CUDA_SUCCESS);
+  EXPECT_EQ(flags, 0u);
+  ASSERT_EQ(cu().get_flags(non_blocking, &flags), CUDA_SUCCESS);
+  EXPECT_EQ(flags, static_cast<unsigned>(CU_STREAM_NON_BLOCKING));
+  cu().stream_destroy(blocking);
+  cu().stream_destroy(non_blocking);
+}
+
+TEST_F(Preload, ABlockingStreamWaitsForTheLegacyStreamAndTheOtherWayRound) {
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  cu().run(nullptr);
+  take_log();
+  cu().run(s);
+  auto log = take_log();
+  // An event recorded on the legacy stream, waited for by s, before the launch on s.
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[0].rfind("record ", 0), 0u);
+  EXPECT_EQ(log[0].substr(log[0].size() - 5), " null");
+  const std::string event = log[0].substr(7, log[0].find(' ', 7) - 7);
+  EXPECT_EQ(log[1], "wait " + h(s) + " " + event);
+  EXPECT_EQ(log[2], "launch " + h(s));
+
+  cu().run(s); // nothing new on the legacy stream: no second wait
+  EXPECT_EQ(take_log(), std::vector<std::string>{"launch " + h(s)});
+
+  cu().run(nullptr); // the legacy stream waits for s's work
+  log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[0].rfind("record ", 0), 0u);
+  EXPECT_EQ(log[0].substr(log[0].size() - h(s).size()), h(s));
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
+  EXPECT_EQ(log[2], "launch null");
+
+  cu().run(nullptr); // s has no new work: no second wait
+  EXPECT_EQ(take_log(), std::vector<std::string>{"launch null"});
+  cu().stream_destroy(s);
+}
+
+TEST_F(Preload, ASynchronousCopyWaitsForBlockingStreams) {
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  cu().run(s);
+  take_log();
+  char buf[4] = {};
+  cu().copy(0, buf, sizeof buf);
+  const auto log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
+  EXPECT_EQ(log[2], "copy");
+  cu().stream_destroy(s);
+}
+
+TEST_F(Preload, NonBlockingStreamsAreLeftAlone) {
+  CUstream n = nullptr;
+  ASSERT_EQ(cu().stream_create(&n, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  cu().run(nullptr);
+  cu().run(n);
+  cu().run(nullptr);
+  EXPECT_EQ(take_log(), (std::vector<std::string>{"launch null", "launch " + h(n), "launch null"}));
+  cu().stream_destroy(n);
+}
+
+TEST_F(Preload, EachThreadGetsItsOwnPerThreadStreamDestroyedWhenItEnds) {
+  cu().run(CU_STREAM_PER_THREAD);
+  auto log = take_log();
+  const long at = find_prefix(log, "launch ");
+  ASSERT_GE(at, 0) << testing::PrintToString(log);
+  const std::string mine = log[static_cast<std::size_t>(at)];
+  EXPECT_NE(mine, "launch per-thread");
+  // The per-thread variant's NULL stream is the same stream, launched through the legacy entry.
+  cu().launch_ptsz(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+  log = take_log();
+  EXPECT_TRUE(contains(log, mine)) << testing::PrintToString(log);
+
+  std::string theirs;
+  std::thread([&] {
+    cu().set_current(primary0);
+    cu().run(CU_STREAM_PER_THREAD);
+    const auto l = take_log();
+    theirs = l[static_cast<std::size_t>(find_prefix(l, "launch "))];
+  }).join();
+  EXPECT_NE(theirs, mine);
+  log = take_log();
+  EXPECT_TRUE(contains(log, "stream_destroy " + theirs.substr(7))) << testing::PrintToString(log);
+
+  unsigned flags = 99; // a per-thread default stream is blocking
+  ASSERT_EQ(cu().get_flags(CU_STREAM_PER_THREAD, &flags), CUDA_SUCCESS);
+  EXPECT_EQ(flags, 0u);
+}
+
+TEST_F(Preload, CtxCreateMakesAGreenContextOfItsOwn) {
+  CUcontext own = nullptr;
+  ASSERT_EQ(cu().ctx_create(&own, 0, 0), CUDA_SUCCESS);
+  EXPECT_NE(own, ctx_);
+  CUcontext current = nullptr;
+  cu().get_current(&current);
+  EXPECT_EQ(current, own);
+  auto log = take_log();
+  EXPECT_GE(find_prefix(log, "green_create"), 0) << testing::PrintToString(log);
+  EXPECT_EQ(find_prefix(log, "real ctx_create"), -1);
+
+  // Its blocking streams follow its own legacy stream: the join pushes no other context's work.
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  unsigned flags = 99;
+  cu().get_flags(s, &flags);
+  EXPECT_EQ(flags, 0u);
+  cu().stream_destroy(s);
+
+  ASSERT_EQ(cu().ctx_destroy(own), CUDA_SUCCESS);
+  log = take_log();
+  EXPECT_TRUE(contains(log, "green_destroy " + h(own))) << testing::PrintToString(log);
+  cu().get_current(&current);
+  EXPECT_EQ(current, ctx_) << "a destroyed current context is popped";
+}
+
+TEST_F(Preload, ADeviceLeftOutOfDeviceListRunsUnconfined) {
+  // GREENCTX_RUN_DEVICES=0: device 1 is not confined, and says so.
+  ASSERT_EQ(cu().set_current(primary1), CUDA_SUCCESS);
+  CUcontext current = nullptr;
+  cu().get_current(&current);
+  EXPECT_EQ(current, primary1);
+  cu().set_current(primary0);
+}
+
+TEST(PreloadStrict, AGuaranteeThatCannotBeKeptEndsTheProgram) {
+  if (const char *v = std::getenv("GREENCTX_RUN_STRICT"); !v || std::string(v) != "1")
+    GTEST_SKIP() << "runs as its own ctest entry, with GREENCTX_RUN_STRICT=1";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  EXPECT_EXIT(cu().set_current(primary1), ::testing::ExitedWithCode(86),
+              "device 1 is used but not confined");
+}
+
+} // namespace
