@@ -41,6 +41,7 @@ enum class kind {
   ctx_destroy,
   primary_retain,
   primary_set_flags,
+  primary_reset,
 };
 
 // The first ABI of cuStreamBeginCapture (no capture mode), which cudaTypedefs.h declares only for
@@ -170,6 +171,12 @@ CUresult handle(std::size_t index, A... a) {
     if (rc == CUDA_SUCCESS && std::get<0>(args))
       note_primary(*std::get<0>(args), std::get<1>(args));
     return rc;
+  } else if constexpr (K == kind::primary_reset) {
+    if (config().confines(std::get<0>(args)))
+      warning("device " + std::to_string(std::get<0>(args)) +
+              "'s primary context was reset (cudaDeviceReset): the green context that stands for "
+              "it is kept, with the memory the program allocated in it");
+    return legacy(a...);
   } else if constexpr (K == kind::primary_set_flags) {
     const CUresult rc = legacy(a...);
     if (rc == CUDA_SUCCESS)
