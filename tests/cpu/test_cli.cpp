@@ -228,6 +228,100 @@ TEST(Cli, RunNeedsAProgram) {
   expect_error(run_cli({"run", "--", "true"}), exit_usage); // --sms is required
 }
 
+// ---- numbers are decimal, in every subcommand (exit 2 before any driver call) -------------------
+
+// An integer option, what the command needs around it to get past the parse, and a value it takes.
+struct number_option {
+  std::vector<std::string> before; ///< the subcommand and what it requires before the option
+  std::string option;
+  std::string good;
+  std::vector<std::string> after; ///< e.g. "--", "true"
+};
+
+const std::vector<number_option> &number_options() {
+  static const std::vector<number_option> all = {
+      {{"info"}, "--device", "0", {}},
+      {{"verify", "16,rest"}, "--device", "0", {}},
+      {{"verify", "16,rest"}, "--blocks-per-sm", "8", {}},
+      {{"split", "16"}, "--device", "0", {}},
+      {{"run"}, "--sms", "16", {"--", "true"}},
+      {{"scale"}, "--repeat", "3", {"--", "true"}},
+      {{"scale"}, "--warmup", "1", {"--", "true"}},
+      {{"scale"}, "--device", "0", {"--", "true"}},
+      {{"demo"}, "--device", "0", {}},
+      {{"demo"}, "--samples", "10", {}},
+      {{"demo"}, "--critical-sms", "16", {}},
+      {{"bench"}, "--device", "0", {}},
+      {{"bench"}, "--critical-sms", "16", {}},
+      {{"bench"}, "--samples", "10", {}},
+      {{"bench"}, "--warmup", "5", {}},
+      {{"bench"}, "--rounds", "2", {}},
+      {{"bench"}, "--gap-us", "300", {}},
+      {{"bench"}, "--critical-blocks", "16", {}},
+      {{"bench"}, "--critical-us", "20", {}},
+      {{"bench"}, "--critical-gemm-n", "256", {}},
+      {{"bench"}, "--background-us", "200", {}},
+      {{"bench"}, "--waves", "64", {}},
+      {{"bench"}, "--memory-mib", "1024", {}},
+      {{"bench"}, "--gemm-n", "8192", {}},
+      {{"bench"}, "--rate-window-ms", "300", {}},
+  };
+  return all;
+}
+
+std::vector<std::string> with_value(const number_option &o, const std::string &value, bool joined) {
+  std::vector<std::string> args = o.before;
+  if (joined) {
+    args.push_back(o.option + "=" + value);
+  } else {
+    args.push_back(o.option);
+    args.push_back(value);
+  }
+  args.insert(args.end(), o.after.begin(), o.after.end());
+  return args;
+}
+
+TEST(Cli, NumbersThatAreNotDecimalAreRefusedBeforeTheDriver) {
+  for (const auto &o : number_options())
+    for (const char *bad : {"0x10", "-1", "+5", "1e3", " 16", "99999999999999999999"})
+      for (const bool joined : {false, true}) {
+        const auto args = with_value(o, bad, joined);
+        const auto r = run_cli(args);
+        const std::string what = args.front() + " " + o.option + (joined ? "=" : " ") + bad;
+        EXPECT_EQ(r.exit_code, exit_usage) << what << "\n" << r;
+        EXPECT_TRUE(contains(r.err, o.option)) << what << "\n" << r;
+        EXPECT_FALSE(contains(r.err, "no NVIDIA driver")) << what << "\n" << r;
+      }
+}
+
+TEST(Cli, LeadingZerosAreReadAsDecimal) {
+  // Accepted: the command gets as far as the missing driver.
+  for (const auto &o : number_options()) {
+    const auto r = run_cli(with_value(o, "0" + o.good, false));
+    EXPECT_EQ(r.exit_code, exit_no_driver)
+        << o.before.front() << " " << o.option << " 0" << o.good << "\n"
+        << r;
+  }
+  // 09 is no octal number; 010000 read as octal would be 4096, inside 1..4096.
+  expect_error(run_cli({"bench", "--critical-sms", "09"}), exit_no_driver);
+  const auto r = run_cli({"bench", "--critical-sms", "010000"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--critical-sms: '010000' is out of range")) << r;
+}
+
+TEST(Cli, ListsOfNumbersAreDecimalToo) {
+  for (const char *bad : {"8,0x10", "8,-16", "8,+16", "8,1e3"}) {
+    const auto r = run_cli({"scale", "--sms", bad, "--", "true"});
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, "not a whole number of SMs in decimal")) << r;
+  }
+  // Accepted: 008,016 is 8,16 (the driver is missing).
+  expect_error(run_cli({"scale", "--sms", "008,016", "--", "true"}), exit_no_driver);
+  expect_error(run_cli({"verify", "0x10,rest"}), exit_usage);
+  expect_error(run_cli({"verify", "016,rest"}), exit_no_driver);
+  expect_error(run_cli({"split", "0x10"}), exit_usage);
+}
+
 TEST(Cli, ScaleRejectsBadInputBeforeRunning) {
   auto r = run_cli({"scale", "--repeat", "0", "--", "true"});
   expect_error(r, exit_usage);

@@ -105,7 +105,8 @@ TEST(ScaleSmList, EmptyListOrEntry) {
 }
 
 TEST(ScaleSmList, NotANumber) {
-  for (const char *bad : {"16,abc", "16,12abc", "16,-8", "16,+8", "16,1.5", "16;32"}) {
+  for (const char *bad :
+       {"16,abc", "16,12abc", "16,-8", "16,+8", "16,1.5", "16;32", "16,0x20", "16,1e3"}) {
     const std::string e = parse_error(bad);
     EXPECT_TRUE(contains(e, "is not a whole number of SMs")) << bad;
   }

@@ -27,6 +27,18 @@ void print_error(const std::string &message) {
   std::fprintf(stderr, "greenctx: %s\n", message.c_str());
 }
 
+CLI::Validator decimal(unsigned long long min, unsigned long long max,
+                       std::optional<std::string> description) {
+  return CLI::Validator(
+      [min, max](std::string &value) -> std::string {
+        std::string why = decimal_problem(value, min, max);
+        if (why.empty())
+          value = std::to_string(*read_decimal(value, max)); // "016" -> "16": CLI11 reads 0-octal
+        return why;
+      },
+      description ? std::move(*description) : fmt::format("in [{} - {}]", min, max));
+}
+
 nlohmann::json environment_json(const driver_info &drv, const device &dev) {
   const auto [major, minor] = dev.compute_capability();
   const sm_resource sms = dev.sms();

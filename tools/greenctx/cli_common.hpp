@@ -1,10 +1,15 @@
 // Shared pieces of the greenctx command-line tool: exit codes, error reporting, small formatters.
 #pragma once
 
+#include "decimal.hpp"
+
 #include <greenctx/greenctx.hpp>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <optional>
 #include <string>
 
 namespace greenctx::cli {
@@ -31,6 +36,21 @@ nlohmann::json environment_json(const driver_info &drv, const device &dev);
 /// The command line as typed (for result files), set once by main.
 void set_command_line(int argc, char **argv);
 const std::string &command_line();
+
+/// The check of every integer option: a whole number in decimal (read_decimal: digits only,
+/// "016" is 16) from `min` to `max`, else CLI11's parse fails with decimal_problem's message after
+/// the option's name, so the command exits with exit_usage before any driver call. It also
+/// rewrites the value without leading zeros, because CLI11 itself would read "016" as octal and
+/// "0x10" as hexadecimal. Apply it with ->transform(), in place of ->check(CLI::Range(...)).
+/// `description` is what --help shows after the type ("in [min - max]" when not given).
+CLI::Validator decimal(unsigned long long min, unsigned long long max,
+                       std::optional<std::string> description = std::nullopt);
+
+/// decimal() over the whole range of the option's type T, from `min`.
+template <class T> CLI::Validator decimal_for(unsigned long long min = 0) {
+  return decimal(min, static_cast<unsigned long long>(std::numeric_limits<T>::max()),
+                 min == 0 ? std::string() : "at least " + std::to_string(min));
+}
 
 /// "3.0 us" / "1.25 ms" for a duration in microseconds.
 std::string format_us(double us);

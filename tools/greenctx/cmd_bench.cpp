@@ -137,47 +137,47 @@ void add_bench(CLI::App &app, action &run) {
       ->check(CLI::IsMember({"kernel", "gemm"}))
       ->capture_default_str();
   cmd->add_option("--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition")
-      ->check(CLI::Range(1u, 4096u))
+      ->transform(decimal(1, 4096))
       ->capture_default_str();
   cmd->add_option("--samples", opt->cfg.samples, "Timed samples per placement")
-      ->check(CLI::Range(1u, 10000000u))
+      ->transform(decimal(1, 10000000))
       ->capture_default_str();
   cmd->add_option("--warmup", opt->cfg.warmup, "Untimed samples first, per placement")
-      ->check(CLI::Range(0u, 1000000u))
+      ->transform(decimal(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--rounds", opt->cfg.rounds,
                   "Rounds over all placements: each takes samples/rounds samples per round, so "
                   "that drifts of the machine fall on every placement alike")
-      ->check(CLI::Range(1u, 100000u))
+      ->transform(decimal(1, 100000))
       ->capture_default_str();
   cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
-      ->check(CLI::Range(0u, 1000000u))
+      ->transform(decimal(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--critical-blocks", opt->cfg.critical_blocks, "Blocks of the critical kernel")
-      ->check(CLI::Range(1u, 1000000u))
+      ->transform(decimal(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--critical-us", opt->critical_us, "Duration of each critical block")
-      ->check(CLI::Range(0u, 1000000u))
+      ->transform(decimal(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--critical-gemm-n", opt->cfg.critical_gemm_n, "Size of the critical GEMM")
-      ->check(CLI::Range(16u, 16384u))
+      ->transform(decimal(16, 16384))
       ->capture_default_str();
   cmd->add_option("--background-us", opt->background_us, "Duration of each spin background block")
-      ->check(CLI::Range(1u, 1000000u))
+      ->transform(decimal(1, 1000000))
       ->capture_default_str();
   cmd->add_option("--waves", opt->cfg.background_waves,
                   "Full-GPU waves per spin background kernel (more waves, less quantization)")
-      ->check(CLI::Range(1u, 100000u))
+      ->transform(decimal(1, 100000))
       ->capture_default_str();
   cmd->add_option("--memory-mib", opt->memory_mib, "MiB copied per memory background kernel")
-      ->check(CLI::Range(1u, 65536u))
+      ->transform(decimal(1, 65536))
       ->capture_default_str();
   cmd->add_option("--gemm-n", opt->cfg.gemm_n, "Size of the background GEMM")
-      ->check(CLI::Range(64u, 32768u))
+      ->transform(decimal(64, 32768))
       ->capture_default_str();
   cmd->add_option("--rate-window-ms", opt->rate_window_ms,
                   "How long the background-alone rates are measured")
-      ->check(CLI::Range(10u, 600000u))
+      ->transform(decimal(10, 600000))
       ->capture_default_str();
   cmd->add_option("--json", opt->json, "Write everything, raw samples included, to this file");
   cmd->add_option("--csv", opt->csv, "Write the raw samples to this file");

@@ -168,10 +168,10 @@ void add_demo(CLI::App &app, action &run) {
               "contention with and without green contexts (under 20 s)");
   add_device_option(*cmd, opt->device);
   cmd->add_option("--samples", opt->samples, "Timed samples per placement")
-      ->check(CLI::Range(1u, 100000u))
+      ->transform(decimal(1, 100000))
       ->capture_default_str();
   cmd->add_option("--critical-sms", opt->critical_sms, "SMs of the critical partition")
-      ->check(CLI::Range(1u, 4096u))
+      ->transform(decimal(1, 4096))
       ->capture_default_str();
   cmd->callback([opt, &run] { run = [opt] { return run_demo(*opt); }; });
 }

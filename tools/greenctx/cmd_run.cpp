@@ -47,7 +47,9 @@ void add_run(CLI::App &app, action &run) {
       "run", "Run an unmodified CUDA program with all its kernels on N SMs of one GPU (each "
              "thread gets a green context over the same N SMs). Its output, exit code and "
              "signals pass through");
-  cmd->add_option("--sms", opt->sms, "SMs to run on: a size one split gives (see greenctx info)")
+  cmd->add_option("--sms", opt->sms,
+                  "SMs to run on, in decimal: a size one split gives (see greenctx info)")
+      ->transform(decimal(1, 1u << 20, ""))
       ->required();
   add_device_option(*cmd, opt->device);
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,

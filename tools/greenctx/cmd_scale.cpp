@@ -235,14 +235,16 @@ void add_scale(CLI::App &app, action &run) {
                "each run, and show wall time and speed-up against SM count");
   auto *sms = cmd->add_option(
       "--sms", opt->sms,
-      "SM counts to run at, increasing, separated by commas (default: every count a split gives, "
-      "from the minimum partition to all SMs)");
+      "SM counts to run at, in decimal, increasing, separated by commas (default: every count a "
+      "split gives, from the minimum partition to all SMs)");
   cmd->add_option("--repeat", opt->repeat,
                   "Timed runs per SM count and of the unconfined baseline (median and spread)")
+      ->transform(decimal_for<unsigned>())
       ->capture_default_str();
   cmd->add_option("--warmup", opt->warmup,
                   "Untimed runs first, on the largest SM count (they also check that the program "
                   "uses CUDA)")
+      ->transform(decimal_for<unsigned>())
       ->capture_default_str();
   add_device_option(*cmd, opt->device);
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,

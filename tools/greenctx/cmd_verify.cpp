@@ -135,6 +135,7 @@ void add_verify(CLI::App &app, action &run) {
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,
                   "Probe blocks per device SM launched on each partition")
+      ->transform(decimal_for<unsigned>())
       ->capture_default_str();
   cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
 }

@@ -25,7 +25,7 @@ void add_scale(CLI::App &app, action &run);
 int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
                        const greenctx::partition_request &request, unsigned blocks_per_sm);
 
-/// Adds `--device N` (non-negative) bound to `ordinal`.
+/// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
 void add_device_option(CLI::App &cmd, int &ordinal);
 
 } // namespace greenctx::cli

@@ -9,15 +9,7 @@ namespace greenctx::cli {
 
 void add_device_option(CLI::App &cmd, int &ordinal) {
   cmd.add_option("-d,--device", ordinal, "GPU ordinal (default 0)")
-      ->check(CLI::Validator(
-          [](std::string &value) -> std::string {
-            const bool digits =
-                !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-            if (digits && value.size() < 6)
-              return {};
-            return "the GPU ordinal must be a whole number from 0 (got '" + value + "')";
-          },
-          "ORDINAL"))
+      ->transform(decimal(0, std::numeric_limits<int>::max(), "ORDINAL"))
       ->capture_default_str();
 }
 

@@ -1,4 +1,5 @@
 #include "scale_report.hpp"
+#include "decimal.hpp"
 #include "report_text.hpp"
 
 #include <greenctx/error.hpp>
@@ -6,7 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <set>
@@ -201,13 +201,14 @@ std::vector<unsigned> parse_sm_list(std::string_view text) {
     if (item.empty())
       reject(fmt::format("{} is empty ('{}'): separate SM counts with single commas, {}", where,
                          text, example));
-    unsigned long long value = 0;
-    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    const bool number = ec != std::errc::invalid_argument && ptr == item.data() + item.size();
-    if (!number)
-      reject(fmt::format("{} ('{}') is not a whole number of SMs: {}", where, item, example));
-    if (ec == std::errc::result_out_of_range || value > max_sms)
+    if (item.find_first_not_of("0123456789") != std::string_view::npos)
+      reject(fmt::format("{} ('{}') is not a whole number of SMs in decimal (digits 0-9 only: no "
+                         "sign, 0x or exponent): {}",
+                         where, item, example));
+    const std::optional<unsigned long long> read = cli::read_decimal(item, max_sms);
+    if (!read)
       reject(fmt::format("{} ({}) is far more than any GPU's SM count", where, item));
+    const unsigned long long value = *read;
     if (value == 0)
       reject(fmt::format("{} asks for 0 SMs: every count needs at least the minimum partition "
                          "(8 SMs on CC 9.0)",
