@@ -14,10 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -43,28 +46,41 @@ std::ostream &operator<<(std::ostream &os, const cli_result &r) {
             << r.err;
 }
 
-// The parent's environment with GREENCTX_LIBCUDA replaced.
-std::vector<std::string> child_environment() {
-  const std::string key = "GREENCTX_LIBCUDA=";
+// The CLI under test. GREENCTX_CLI overrides the build-time path (for binaries copied to another
+// machine).
+std::string cli_path() {
+  const char *override_path = std::getenv("GREENCTX_CLI");
+  return override_path && *override_path ? override_path : GREENCTX_CLI_PATH;
+}
+
+// The parent's environment with GREENCTX_LIBCUDA replaced, and `extra` ("NAME=value") set.
+std::vector<std::string> child_environment(const std::vector<std::string> &extra) {
+  std::vector<std::string> set = extra;
+  set.push_back("GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1");
+  const auto overridden = [&](const char *var) {
+    return std::any_of(set.begin(), set.end(), [&](const std::string &s) {
+      const std::size_t key = s.find('=') + 1;
+      return std::strncmp(var, s.c_str(), key) == 0;
+    });
+  };
   std::vector<std::string> env;
   for (char **e = environ; *e; ++e)
-    if (std::strncmp(*e, key.c_str(), key.size()) != 0)
+    if (!overridden(*e))
       env.emplace_back(*e);
-  env.push_back(key + "/nonexistent/libcuda.so.1");
+  env.insert(env.end(), set.begin(), set.end());
   return env;
 }
 
-// Runs the CLI with `args`, capturing stdout, stderr and the exit code. Kills it after 30 s.
-cli_result run_cli(std::vector<std::string> args) {
+// Runs the CLI with `args` and `extra_env`, capturing stdout, stderr and the exit code. Kills it
+// after 30 s.
+cli_result run_cli(std::vector<std::string> args, const std::vector<std::string> &extra_env = {}) {
   cli_result result;
-  // GREENCTX_CLI overrides the build-time path (for binaries copied to another machine).
-  const char *override_path = std::getenv("GREENCTX_CLI");
-  args.insert(args.begin(), override_path && *override_path ? override_path : GREENCTX_CLI_PATH);
+  args.insert(args.begin(), cli_path());
   std::vector<char *> argv;
   for (auto &a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  auto env_strings = child_environment();
+  auto env_strings = child_environment(extra_env);
   std::vector<char *> envp;
   for (auto &e : env_strings)
     envp.push_back(e.data());
@@ -322,6 +338,104 @@ TEST(Cli, ListsOfNumbersAreDecimalToo) {
   expect_error(run_cli({"split", "0x10"}), exit_usage);
 }
 
+// ---- greenctx run -------------------------------------------------------------------------------
+
+TEST(Cli, RunHelpSaysHowItRuns) {
+  const auto r = run_cli({"run", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  for (const char *word : {"--sms", "--device", "=all", "--strict", "86", "--quiet",
+                           "--ignore-coscheduling", "exec", "decimal", "126", "127"})
+    EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r;
+}
+
+TEST(Cli, RunWithoutDriver) {
+  // Everything that needs no driver passed: the program, --device and the preload library.
+  const auto r = run_cli({"run", "--sms", "16", "--", "true"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+  expect_error(
+      run_cli({"run", "--sms", "16", "--strict", "-q", "--ignore-coscheduling", "--", "true"}),
+      exit_no_driver);
+}
+
+TEST(Cli, RunDeviceList) {
+  for (const char *good : {"all", "0", "0,1", "01,2", "0, 1"})
+    expect_error(run_cli({"run", "--sms", "16", "--device", good, "--", "true"}), exit_no_driver);
+  auto r = run_cli({"run", "--sms", "16", "--device", "0,0", "--", "true"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--device")) << r;
+  EXPECT_TRUE(contains(r.err, "GPU 0 is listed twice")) << r;
+  for (const char *bad : {"0x1", "1,-1", "+1", "0,", "", "any", "0;1", "1e1"}) {
+    r = run_cli({"run", "--sms", "16", std::string("--device=") + bad, "--", "true"});
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, "--device")) << r;
+    EXPECT_FALSE(contains(r.err, "no NVIDIA driver")) << r;
+  }
+}
+
+// A folder of its own for one test, removed at the end.
+struct temp_dir {
+  std::filesystem::path path;
+  explicit temp_dir(const std::string &name = "greenctx-cli-XXXXXX") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / name).string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+std::string built_preload_library() {
+  return std::filesystem::path(cli_path()).parent_path() / "libgreenctx_preload.so";
+}
+
+// GREENCTX_PRELOAD is checked (by loading it) before the program could start: each bad one is
+// refused with a reason, and the program, which would create a marker file, never runs.
+TEST(Cli, RunRefusesAPreloadLibraryThatCannotBeLoaded) {
+  namespace fs = std::filesystem;
+  temp_dir dir;
+  const fs::path marker = dir.path / "marker";
+  const fs::path text = dir.path / "not-a-library.so";
+  std::ofstream(text) << std::string(200, '#') << "\nnot an ELF file\n"; // longer than a header
+  const fs::path spaced = dir.path / "with space";
+  const fs::path coloned = dir.path / "with:colon";
+  fs::create_directories(spaced);
+  fs::create_directories(coloned);
+  ASSERT_TRUE(fs::exists(built_preload_library())) << built_preload_library();
+  fs::copy_file(built_preload_library(), spaced / "libgreenctx_preload.so");
+  fs::copy_file(built_preload_library(), coloned / "libgreenctx_preload.so");
+  const struct {
+    std::string preload, says;
+  } cases[] = {
+      {dir.path.string(), "it is a folder"},
+      {(dir.path / "missing.so").string(), "No such file"},
+      {text.string(), "cannot be loaded"},
+      {(spaced / "libgreenctx_preload.so").string(), "contains a space or a colon"},
+      {(coloned / "libgreenctx_preload.so").string(), "contains a space or a colon"},
+      {"libgreenctx_preload.so", "give a path with its folder"},
+  };
+  for (const auto &c : cases) {
+    for (const char *command : {"run", "scale"}) {
+      std::vector<std::string> args{
+          command, "--sms", "16", "--", "sh", "-c", "touch '" + marker.string() + "'"};
+      const auto r = run_cli(args, {"GREENCTX_PRELOAD=" + c.preload});
+      expect_error(r, exit_usage);
+      EXPECT_TRUE(contains(r.err, "GREENCTX_PRELOAD")) << c.preload << "\n" << r;
+      EXPECT_TRUE(contains(r.err, c.says)) << c.preload << "\n" << r;
+      EXPECT_FALSE(fs::exists(marker)) << command << " ran the program with " << c.preload;
+    }
+  }
+  // The dlerror text says what is wrong with a file that is not a library.
+  const auto r =
+      run_cli({"run", "--sms", "16", "--", "true"}, {"GREENCTX_PRELOAD=" + text.string()});
+  EXPECT_TRUE(contains(r.err, "invalid ELF header")) << r;
+  // The built library passes; the run stops at the missing driver.
+  expect_error(run_cli({"run", "--sms", "16", "--", "true"},
+                       {"GREENCTX_PRELOAD=" + built_preload_library()}),
+               exit_no_driver);
+}
+
 TEST(Cli, ScaleRejectsBadInputBeforeRunning) {
   auto r = run_cli({"scale", "--repeat", "0", "--", "true"});
   expect_error(r, exit_usage);
@@ -419,6 +533,25 @@ TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "| isolation |")) << r;
   EXPECT_TRUE(contains(r.out, "0.935")) << r;
+}
+
+// A scale run saved by an earlier greenctx, whose runs report confined_threads: read as device 0
+// confined, with that many green contexts.
+TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
+  temp_dir dir;
+  const std::string csv = (dir.path / "scale.csv").string();
+  const auto r =
+      run_cli({"scale", "--from", results_dir + "/run-scale/scale-gemm.json", "--csv", csv});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "unconfined: all 132 SMs, no green context")) << r;
+  std::ifstream f(csv);
+  std::string header, first;
+  std::getline(f, header);
+  std::getline(f, first);
+  EXPECT_EQ(
+      header,
+      "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts");
+  EXPECT_EQ(first, "8,0,0,4.561191,0,0,1,0,1");
 }
 
 TEST(Cli, BenchFromASavedRunThatMissedATarget) {

@@ -155,7 +155,10 @@ run_record ok_run(unsigned repeat, double s, bool cuda = true) {
   r.repeat = repeat;
   r.wall_s = s;
   r.cuda_used = cuda;
-  r.confined_threads = cuda ? 2 : 0;
+  if (cuda) {
+    r.confined_devices = {0};
+    r.green_contexts = 1;
+  }
   return r;
 }
 
@@ -308,6 +311,9 @@ TEST(ScaleReport, JsonKeepsEveryRunAndReadsBack) {
   EXPECT_EQ(j["points"][0]["samples_s"], (std::vector<double>{4.2, 4.0, 3.8}));
   EXPECT_EQ(j["points"][0]["runs"].size(), 3u);
   EXPECT_EQ(j["points"][0]["runs"][0]["end"], "exit 0");
+  EXPECT_EQ(j["points"][0]["runs"][0]["confined_devices"], (std::vector<int>{0}));
+  EXPECT_EQ(j["points"][0]["runs"][0]["green_contexts"], 1);
+  EXPECT_TRUE(j["points"][3]["runs"][0]["confined_devices"].empty());
   EXPECT_DOUBLE_EQ(j["points"][0]["summary_s"]["p50"].get<double>(), 4.0);
   EXPECT_DOUBLE_EQ(j["points"][1]["speedup_vs_smallest"].get<double>(), 2.0);
   EXPECT_TRUE(j["points"][3]["unconfined"].get<bool>());
@@ -321,14 +327,42 @@ TEST(ScaleReport, JsonKeepsEveryRunAndReadsBack) {
   EXPECT_THROW(from_json(nlohmann::json{{"program", 1}}), nlohmann::json::exception);
 }
 
+// Files written before the preload library reported devices: "confined_threads" per run (threads
+// with a green context on the one GPU of the run) instead of confined_devices and green_contexts.
+TEST(ScaleReport, ReadsRunsSavedBeforeTheDeviceReport) {
+  results r = synthetic();
+  r.device = 2;
+  nlohmann::json j = to_json(r, env);
+  const auto to_old = [](nlohmann::json &run) {
+    run["confined_threads"] = run["cuda_used"].get<bool>() ? 3 : 0;
+    run.erase("confined_devices");
+    run.erase("green_contexts");
+  };
+  for (auto &w : j["warmups"])
+    to_old(w);
+  for (auto &p : j["points"])
+    for (auto &run : p["runs"])
+      to_old(run);
+  const results back = from_json(j);
+  EXPECT_EQ(back.points[0].runs[0].confined_devices, std::vector<int>{2});
+  EXPECT_EQ(back.points[0].runs[0].green_contexts, 3u);
+  EXPECT_TRUE(back.points[3].runs[0].confined_devices.empty());
+  EXPECT_EQ(back.points[3].runs[0].green_contexts, 0u);
+  EXPECT_EQ(back.warmups[0].confined_devices, std::vector<int>{2});
+}
+
 TEST(ScaleReport, CsvOneRowPerTimedRun) {
   const std::string csv = to_csv(synthetic());
-  EXPECT_EQ(
-      csv.rfind("sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_threads\n", 0),
-      0u);
+  EXPECT_EQ(csv.rfind("sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,"
+                      "green_contexts\n",
+                      0),
+            0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3);
-  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,2\n"));
-  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,0\n"));
+  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,0,1\n"));
+  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,,0\n"));
+  results two = synthetic();
+  two.points[0].runs[0].confined_devices = {0, 1};
+  EXPECT_TRUE(contains(to_csv(two), "\n8,0,0,4.200000,0,0,1,0;1,1\n"));
 }
 
 TEST(ScaleReport, SvgPlotsTimeAndSpeedUp) {

@@ -18,10 +18,16 @@ namespace greenctx::cli {
 enum exit_code : int {
   exit_ok = 0,
   exit_check_failed = 1, ///< verify found a violation, or demo's checks failed
-  exit_usage = 2,        ///< bad flags or input: malformed split, impossible counts, unknown GPU
+  exit_usage = 2,        ///< bad flags or input: malformed split, impossible counts, unknown GPU,
+                         ///< a GREENCTX_PRELOAD that cannot be loaded
   exit_no_gpu = 3,       ///< no NVIDIA driver, or the driver sees no GPU
-  exit_unsupported = 4,  ///< the driver lacks a feature the command needs
+  exit_unsupported = 4,  ///< the driver lacks a feature the command needs (or run and scale
+                         ///< their preload library)
   exit_cuda_error = 5,   ///< any other failure of a driver call
+  // greenctx run becomes the program: past its checks, the exit status is the program's own
+  // (run_protocol::exit_strict when --strict stopped it), or, as in a shell:
+  exit_not_executable = 126, ///< run: the program was found but could not be executed
+  exit_not_found = 127,      ///< run: the program (or its #! interpreter) was not found
 };
 
 /// The exit code for an exception thrown by greenctx.

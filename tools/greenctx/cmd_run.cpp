@@ -1,42 +1,173 @@
-// greenctx run --sms N -- PROGRAM ARGS...: runs an unmodified CUDA program on N SMs.
+// greenctx run --sms N -- PROGRAM ARGS...: runs an unmodified CUDA program on N SMs. greenctx
+// checks the request, sets the environment of tools/run_protocol.hpp and execs the program, so
+// that the program is the process: its pid, signals and exit status are those of a plain run. The
+// preload library in it confines its CUDA work and prints the summary when it exits.
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "run_child.hpp"
 
+#include <run_protocol.hpp>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <unistd.h>
 
 namespace greenctx::cli {
 namespace {
 
+namespace protocol = run_protocol;
+
+constexpr const char *api = "greenctx run";
+
 struct run_options {
   unsigned sms = 0;
-  int device = 0;
+  std::string devices = "all";
   bool ignore_coscheduling = false;
+  bool strict = false;
   bool quiet = false;
   std::vector<std::string> command;
 };
 
-int run_run(const run_options &opt) {
-  // Bad input is rejected before the driver is touched and before anything runs.
-  if (opt.command.empty())
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx run",
-                        "no program: greenctx run --sms N -- PROGRAM ARGS...");
-  find_program(opt.command.front());
-  const confinement c{opt.sms, opt.device, opt.ignore_coscheduling};
-  check_confinement(c);
-  preload_library();
-  const child_result r = run_child(opt.command, c);
-  if (!opt.quiet) {
-    if (!r.cuda_used)
-      print_error("'" + opt.command.front() +
-                  "' never used CUDA: there was nothing to confine on " + std::to_string(opt.sms) +
-                  " SMs");
-    else if (r.confined_threads == 0)
-      print_error("'" + opt.command.front() + "' used CUDA but never made device " +
-                  std::to_string(opt.device) + "'s context current: nothing ran on the " +
-                  std::to_string(opt.sms) + " SMs");
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// --device: "all" (nullopt), or GPU ordinals in decimal separated by commas, each once. Throws
+// request_error with a message that follows "--device: ".
+std::optional<std::vector<int>> parse_devices(std::string_view text) {
+  constexpr const char *example = "give all, or GPU ordinals separated by commas, e.g. 0 or 0,1";
+  const auto reject = [](const std::string &message) {
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
+  };
+  if (trim(text) == "all")
+    return std::nullopt;
+  if (trim(text).empty())
+    reject(fmt::format("the value is empty: {}", example));
+  std::vector<int> ordinals;
+  std::size_t start = 0;
+  for (unsigned index = 1;; ++index) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item =
+        trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    constexpr unsigned long long max_ordinal = std::numeric_limits<int>::max();
+    if (item.empty())
+      reject(fmt::format("entry {} of '{}' is empty: {}", index, text, example));
+    if (const std::string why = decimal_problem(item, 0, max_ordinal); !why.empty())
+      reject(fmt::format("entry {}: {}; {}", index, why, example));
+    const int ordinal = static_cast<int>(*read_decimal(item, max_ordinal));
+    for (std::size_t j = 0; j < ordinals.size(); ++j)
+      if (ordinals[j] == ordinal)
+        reject(fmt::format("GPU {} is listed twice (entries {} and {}): name each GPU once",
+                           ordinal, j + 1, index));
+    ordinals.push_back(ordinal);
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
   }
-  exit_like(r);
+  return ordinals;
+}
+
+std::string join(const std::vector<int> &v) {
+  std::string out;
+  for (int x : v)
+    out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
+}
+
+// " (CUDA_VISIBLE_DEVICES=...: ...)" when it is set, for messages about ordinals.
+std::string visible_devices_note() {
+  const char *v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v)
+    return {};
+  return fmt::format(" (CUDA_VISIBLE_DEVICES={}: ordinals count the GPUs it leaves visible, and "
+                     "the program sees the same ones)",
+                     v);
+}
+
+// With the driver, in the check child: every device to confine exists and --sms is a size a
+// split of each gives.
+void check_devices(const run_options &opt, const std::optional<std::vector<int>> &devices) {
+  const int count = device::count();
+  if (count == 0)
+    throw error(CUDA_ERROR_NO_DEVICE, api,
+                "the driver sees no GPU" + visible_devices_note() + ": nothing to run on");
+  std::vector<int> ordinals;
+  if (devices) {
+    ordinals = *devices;
+    for (int d : ordinals)
+      if (d >= count)
+        throw request_error(
+            CUDA_ERROR_INVALID_DEVICE, api,
+            fmt::format("--device {}: the driver sees {} GPU{} ({}){}; leave --device out to "
+                        "confine every GPU the program uses",
+                        d, count, count == 1 ? "" : "s",
+                        count == 1 ? "ordinal 0" : fmt::format("ordinals 0 to {}", count - 1),
+                        visible_devices_note()));
+  } else {
+    for (int d = 0; d < count; ++d)
+      ordinals.push_back(d);
+  }
+  for (int d : ordinals)
+    check_confinement({opt.sms, d, opt.ignore_coscheduling});
+}
+
+int run_run(const run_options &opt) {
+  // Bad input is rejected before anything runs: the program, --device, the preload library, and
+  // then, with the driver, --sms on each device to confine.
+  if (opt.command.empty())
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "no program: greenctx run --sms N -- PROGRAM ARGS...");
+  const std::string program = find_program(opt.command.front());
+  const std::optional<std::vector<int>> devices = parse_devices(opt.devices);
+  // Variables a greenctx run around this one (or a stale shell) left: the library would read them.
+  for (const std::string &name : protocol_variables_in_environment())
+    unsetenv(name.c_str());
+  const std::string library = preload_library();
+  if (const int rc = check_in_child([&] {
+        check_preload_loads(library);
+        check_devices(opt, devices);
+      });
+      rc != exit_ok)
+    return rc;
+
+  const auto set = [](const char *name, const std::string &value) {
+    setenv(name, value.c_str(), 1);
+  };
+  const char *existing = std::getenv("LD_PRELOAD");
+  set("LD_PRELOAD", library + (existing && *existing ? ":" + std::string(existing) : ""));
+  const split_flags flags =
+      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
+  set(protocol::env_sms, std::to_string(opt.sms));
+  set(protocol::env_devices, devices ? join(*devices) : "all");
+  set(protocol::env_split_flags, std::to_string(static_cast<unsigned>(flags))); // CUDA's bits
+  if (opt.strict)
+    set(protocol::env_strict, "1");
+  if (opt.quiet)
+    set(protocol::env_quiet, "1");
+  const std::string report = make_report_file();
+  set(protocol::env_report, report);
+  set(protocol::env_root_pid, std::to_string(getpid()));
+  std::fflush(stdout);
+  std::fflush(stderr);
+
+  const int e = exec_program(program, opt.command);
+  unlink(report.c_str());
+  const bool missing = e == ENOENT;
+  print_error(fmt::format("cannot run '{}' ({}): {}{}", opt.command.front(), program,
+                          std::strerror(e),
+                          missing ? " (for a script, check the interpreter on its #! line)" : ""));
+  return missing ? exit_not_found : exit_not_executable;
 }
 
 } // namespace
@@ -44,21 +175,48 @@ int run_run(const run_options &opt) {
 void add_run(CLI::App &app, action &run) {
   auto opt = std::make_shared<run_options>();
   auto *cmd = app.add_subcommand(
-      "run", "Run an unmodified CUDA program with all its kernels on N SMs of one GPU (each "
-             "thread gets a green context over the same N SMs). Its output, exit code and "
-             "signals pass through");
+      "run", "Run an unmodified CUDA program with its kernels on N SMs of each GPU it uses. "
+             "greenctx checks the request, then becomes the program (exec): its pid, output, "
+             "exit status and signals are those of a plain run");
   cmd->add_option("--sms", opt->sms,
-                  "SMs to run on, in decimal: a size one split gives (see greenctx info)")
+                  "SMs to run on, in decimal: a size one split gives on each GPU to confine (see "
+                  "greenctx info)")
       ->transform(decimal(1, 1u << 20, ""))
       ->required();
-  add_device_option(*cmd, opt->device);
+  cmd->add_option("-d,--device", opt->devices,
+                  "GPUs to confine: all (every GPU the program sees), or ordinals in decimal "
+                  "separated by commas (e.g. 0,1), as the program numbers them under "
+                  "CUDA_VISIBLE_DEVICES. The program's work on other GPUs runs on all their SMs")
+      ->check(CLI::Validator(
+          [](std::string &value) -> std::string {
+            try {
+              parse_devices(value);
+            } catch (const request_error &e) {
+              return e.what();
+            }
+            return {};
+          },
+          "all|LIST"))
+      ->capture_default_str();
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
-  cmd->add_flag("-q,--quiet", opt->quiet, "No summary on stderr (problems are still reported)");
+  cmd->add_flag("--strict", opt->strict,
+                fmt::format("A CUDA guarantee greenctx cannot keep on this driver, or a device it "
+                            "cannot confine, ends the program with exit status {} instead of a "
+                            "warning",
+                            protocol::exit_strict));
+  cmd->add_flag("-q,--quiet", opt->quiet,
+                "No summary on stderr when the program exits (problems are still reported)");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
-  cmd->footer("Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
-              "The per-thread default stream (cudaStreamPerThread) cannot run on a green context "
-              "on drivers before 13.1: launches on it are reported and fail.");
+  cmd->footer(fmt::format(
+      "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
+      "Before anything runs, greenctx checks the program, --device, the preload library (by "
+      "loading it) and --sms on each GPU to confine: exit 2 for bad input, 3 without a driver or "
+      "GPU, 4 when the preload library is missing. Then it execs the program with "
+      "libgreenctx_preload.so in LD_PRELOAD; the program's exit status is greenctx's ({} with "
+      "--strict when a guarantee cannot be kept; 126 or 127 when the program cannot be executed "
+      "or found). Numbers are decimal: 016 is 16.",
+      protocol::exit_strict));
   cmd->callback([opt, &run] { run = [opt] { return run_run(*opt); }; });
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -98,19 +99,27 @@ std::string run_failure(const scale::point &p, const child_result &c, int device
     return "ended with " + scale::describe_end(c.exit_code, c.signal);
   if (p.baseline)
     return {};
-  if (!c.cuda_used)
+  if (!c.report.cuda_used)
     return "the program never used CUDA (the preload library saw no CUDA call), so its times "
            "cannot depend on the SMs it is given and mean nothing here";
-  if (c.confined_threads == 0)
-    return fmt::format("the program used CUDA but never made GPU {}'s context current, so "
-                       "nothing ran on the {} SMs (does it use another GPU? check --device and "
+  const auto &confined = c.report.confined_devices;
+  if (std::find(confined.begin(), confined.end(), device) == confined.end())
+    return fmt::format("the program used CUDA but GPU {} never got a confined context, so nothing "
+                       "ran on the {} SMs (does it use another GPU? check --device and "
                        "CUDA_VISIBLE_DEVICES)",
                        device, p.sms);
   return {};
 }
 
 scale::run_record record_of(const child_result &c, unsigned repeat) {
-  return {repeat, c.wall_s, c.exit_code, c.signal, c.cuda_used, c.confined_threads, c.problems};
+  return {repeat,
+          c.wall_s,
+          c.exit_code,
+          c.signal,
+          c.report.cuda_used,
+          c.report.confined_devices,
+          c.report.green_contexts,
+          c.report.problems};
 }
 
 int run_scale(const scale_options &opt) {
@@ -134,7 +143,11 @@ int run_scale(const scale_options &opt) {
   check_writable("--csv", opt.csv);
   check_writable("--svg", opt.svg);
   check_writable("--markdown", opt.markdown);
-  preload_library();
+  // Loaded once, in a child, before the driver is touched: a broken library fails here, not
+  // after the first run.
+  const std::string library = preload_library();
+  if (const int rc = check_in_child([&] { check_preload_loads(library); }); rc != exit_ok)
+    return rc;
 
   const driver_info drv = query_driver();
   const split_flags flags =
@@ -196,7 +209,8 @@ int run_scale(const scale_options &opt) {
     const confinement c{p.baseline ? 0u : p.sms, opt.device, opt.ignore_coscheduling};
     const child_result result = run_child(opt.program, c);
     into.push_back(record_of(result, repeat));
-    for (const auto &problem : result.problems) // each once: the same one comes back every run
+    for (const auto &problem :
+         result.report.problems) // each once: the same one comes back every run
       if (reported.insert(problem).second)
         print_error(fmt::format("run {} ({}): not confined: {}", done, what, problem));
     if (const std::string why = run_failure(p, result, opt.device); !why.empty()) {

@@ -29,8 +29,10 @@ int main(int argc, char **argv) try {
   app.name("greenctx");
   app.require_subcommand(0, 1);
   app.footer("Exit codes: 0 ok; 1 a verification check failed; 2 bad input (flags, split, counts,\n"
-             "GPU ordinal); 3 no NVIDIA driver or no GPU; 4 the driver lacks a needed feature;\n"
-             "5 another CUDA error.");
+             "GPU ordinal, preload library); 3 no NVIDIA driver or no GPU; 4 the driver lacks a\n"
+             "needed feature (or greenctx its preload library); 5 another CUDA error. Past its\n"
+             "checks, greenctx run exits as the program does (126/127: it cannot be executed or\n"
+             "found). Every number is decimal: 016 is 16; 0x10, -1 and 1e3 are refused.");
   action run;
   add_info(app, run);
   add_verify(app, run);

@@ -91,18 +91,28 @@ nlohmann::json run_json(const run_record &r) {
           {"signal", r.signal},
           {"end", describe_end(r.exit_code, r.signal)},
           {"cuda_used", r.cuda_used},
-          {"confined_threads", r.confined_threads},
+          {"confined_devices", r.confined_devices},
+          {"green_contexts", r.green_contexts},
           {"problems", r.problems}};
 }
 
-run_record run_from_json(const nlohmann::json &j) {
+run_record run_from_json(const nlohmann::json &j, int device) {
   run_record r;
   r.repeat = j.at("repeat");
   r.wall_s = j.at("wall_s");
   r.exit_code = j.at("exit_code");
   r.signal = j.at("signal");
   r.cuda_used = j.at("cuda_used");
-  r.confined_threads = j.at("confined_threads");
+  if (const auto old = j.find("confined_threads");
+      old != j.end() && !j.contains("green_contexts")) {
+    // Written before the confined_devices report: threads with a green context on `device`.
+    r.green_contexts = old->get<unsigned>();
+    if (r.green_contexts > 0)
+      r.confined_devices = {device};
+  } else {
+    r.confined_devices = j.at("confined_devices").get<std::vector<int>>();
+    r.green_contexts = j.at("green_contexts");
+  }
   r.problems = j.at("problems").get<std::vector<std::string>>();
   return r;
 }
@@ -460,13 +470,13 @@ results from_json(const nlohmann::json &j) {
   r.warmup = c.at("warmup");
   r.warmup_sms = c.at("warmup_sms");
   for (const auto &w : j.at("warmups"))
-    r.warmups.push_back(run_from_json(w));
+    r.warmups.push_back(run_from_json(w, r.device));
   for (const auto &pj : j.at("points")) {
     point p;
     p.sms = pj.at("sms");
     p.baseline = pj.at("unconfined");
     for (const auto &run : pj.at("runs"))
-      p.runs.push_back(run_from_json(run));
+      p.runs.push_back(run_from_json(run, r.device));
     r.points.push_back(std::move(p));
   }
   if (!j.at("failure").is_null())
@@ -475,12 +485,17 @@ results from_json(const nlohmann::json &j) {
 }
 
 std::string to_csv(const results &r) {
-  std::string s = "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_threads\n";
+  std::string s =
+      "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts\n";
   for (const auto &p : r.points)
-    for (const auto &run : p.runs)
-      s += fmt::format("{},{},{},{:.6f},{},{},{},{}\n", p.sms, p.baseline ? 1 : 0, run.repeat,
-                       run.wall_s, run.exit_code, run.signal, run.cuda_used ? 1 : 0,
-                       run.confined_threads);
+    for (const auto &run : p.runs) {
+      std::string devices;
+      for (int d : run.confined_devices)
+        devices += (devices.empty() ? "" : ";") + std::to_string(d);
+      s += fmt::format("{},{},{},{:.6f},{},{},{},{},{}\n", p.sms, p.baseline ? 1 : 0, run.repeat,
+                       run.wall_s, run.exit_code, run.signal, run.cuda_used ? 1 : 0, devices,
+                       run.green_contexts);
+    }
   return s;
 }
 

@@ -53,7 +53,8 @@ struct run_record {
   int exit_code = 0;   ///< valid when signal == 0
   int signal = 0;
   bool cuda_used = false;            ///< reported by the preload library (confined runs only)
-  unsigned confined_threads = 0;     ///< threads that got a green context
+  std::vector<int> confined_devices; ///< GPUs that got a confined context (the preload library's)
+  unsigned green_contexts = 0;       ///< green contexts the preload library created
   std::vector<std::string> problems; ///< what the preload library could not confine
 
   bool ok() const { return signal == 0 && exit_code == 0; }
@@ -110,10 +111,13 @@ std::string markdown(const results &r, const nlohmann::json &environment);
 nlohmann::json to_json(const results &r, const nlohmann::json &environment);
 
 /// Reads back what to_json wrote. Throws nlohmann::json::exception on a file of another shape.
+/// Files of greenctx before the confined_devices report (each run with "confined_threads": the
+/// threads that got a green context on the one GPU) read as that GPU confined, with that many
+/// green contexts.
 results from_json(const nlohmann::json &j);
 
-/// sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_threads: one row per timed
-/// run.
+/// sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts: one
+/// row per timed run; confined_devices is the ordinals separated by ';' ("0"), empty for none.
 std::string to_csv(const results &r);
 
 /// Median wall time against SM count with min..max whiskers and the unconfined baseline, and the
