@@ -44,9 +44,10 @@ enum class kind {
   primary_reset,
 };
 
-// The first ABI of cuStreamBeginCapture (no capture mode), which cudaTypedefs.h declares only for
-// the driver's own build; the runtime still asks for it.
+// First ABIs that cudaTypedefs.h declares only for the driver's own build; the runtime still asks
+// for them.
 using PFN_cuStreamBeginCapture_v10000 = CUresult(CUDAAPI *)(CUstream);
+using PFN_cuDevicePrimaryCtxReset_v7000 = CUresult(CUDAAPI *)(CUdevice);
 
 enum hook_index : std::size_t {
 #define HOOK2(k, name, version, exp, exp_pt) idx_##exp,
