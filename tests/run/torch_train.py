@@ -1,0 +1,60 @@
+"""A small PyTorch training loop, unmodified, for `greenctx run`'s semantics check: three
+nn.Linear layers with GELU between them, cross-entropy, SGD; fixed seeds, data made on the GPU by
+a torch.Generator (labels from a fixed random "teacher", so the loss falls). The forward pass runs
+on the main thread and the backward pass on autograd's device thread: a confined run once printed
+nan here from the second step on, because the two threads did not share a legacy stream (the
+optimizer step read gradients the backward kernels had not written yet). The layers are wide
+enough (2048) that the GPU lags the host by milliseconds, which makes such a race show. Prints
+every loss with repr() (full precision) on stdout; the harness compares them with the plain run's
+(check_run.py --tolerance). Exits 77 with the reason on stderr when torch or a GPU is missing, 1
+if a loss is not finite or the loss did not fall. Knows nothing of greenctx.
+
+    python3 torch_train.py [STEPS]
+"""
+import math
+import sys
+
+
+def main() -> int:
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    try:
+        import torch
+    except ImportError as e:
+        print(f"torch_train: torch is not installed ({e}): skipped", file=sys.stderr)
+        return 77
+    if not torch.cuda.is_available():
+        print("torch_train: no CUDA GPU visible to torch: skipped", file=sys.stderr)
+        return 77
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda", 0)
+    torch.manual_seed(0)  # the layers' initial weights (made on the CPU, then copied)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(256, 2048), torch.nn.GELU(),
+        torch.nn.Linear(2048, 2048), torch.nn.GELU(),
+        torch.nn.Linear(2048, 10)).to(dev)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(1234)
+    x = torch.randn(4096, 256, generator=gen, device=dev)
+    teacher = torch.randn(256, 10, generator=gen, device=dev)
+    y = (x @ teacher).argmax(dim=1)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(steps):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)  # forward on this thread
+        loss.backward()  # backward on autograd's device thread
+        opt.step()
+        value = loss.item()
+        losses.append(value)
+        print(f"step {step} loss {value!r}")
+    finite = all(math.isfinite(v) for v in losses)
+    fell = finite and losses[-1] < losses[0]
+    print(f"all losses finite: {finite}")
+    print(f"loss fell: {fell}")
+    return 0 if finite and fell else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
