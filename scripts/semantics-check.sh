@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# greenctx run keeps CUDA's guarantees: every program of tests/run, plain and under
+# `greenctx run` (then again with --strict), compared by tests/run/check_run.py; then the cost of
+# confinement on all of the GPU's SMs (tests/run/overhead.cu, plain and confined alternately, 5
+# times each). For the GPU machine: run from the repository root with a build folder made
+# beforehand (GREENCTX_BUILD, default build/) holding tools/greenctx/greenctx, its preload library
+# and tests/greenctx_run_*. Writes under $OUT (or ./semantics-out):
+#   summary.txt       one line per check: PASS/FAIL/SKIP, plain and confined exit and time
+#   semantics.jsonl   check_run.py's JSON line per check
+#   logs/             each check's console output and each run's stdout and stderr
+#   churn-*.json      churn's memory and time numbers, plain and confined
+#   overhead.json     every overhead sample and the ratios median(confined) / median(plain)
+# Exits 1 if any check failed (a skip is not a failure), 2 if the build is incomplete, 77 when
+# there is no GPU.
+#
+#   GREENCTX_BUILD=build-gpu scripts/semantics-check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/semantics-out}"
+bin="${GREENCTX_BUILD:-build}"
+cli="$bin/tools/greenctx/greenctx"
+t="$bin/tests"
+limit=${SEMANTICS_STEP_TIMEOUT:-900} # seconds per check (three runs); a hang costs one check
+mkdir -p "$out/logs"
+export GREENCTX_SEMANTICS_LOG="$out/semantics.jsonl"
+rm -f "$GREENCTX_SEMANTICS_LOG" "$out/summary.txt"
+
+missing=()
+for f in "$cli" "$t"/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead}; do
+  [ -x "$f" ] || missing+=("$f")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "semantics-check: missing from $bin: ${missing[*]}" >&2
+  echo "build them: cmake --build $bin --target greenctx_cli greenctx_preload" \
+       "greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead}" >&2
+  exit 2
+fi
+
+if ! command -v nvidia-smi > /dev/null || ! "$cli" info > /dev/null 2>&1; then
+  echo "semantics-check: no GPU here (nvidia-smi absent or greenctx info failed): nothing to check" >&2
+  exit 77
+fi
+
+{
+  echo "greenctx semantics check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(cat "$bin/COMMIT" 2>/dev/null || git describe --always --dirty 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=index,name,driver_version --format=csv 2>&1
+} | tee "$out/logs/environment.txt"
+
+failed=()
+check() { # check NAME HARNESS-OPTIONS... -- PROGRAM ARGS...
+  local name=$1; shift
+  local per_run=$(( limit / 3 - 10 ))
+  timeout -k 10 "$limit" python3 tests/run/check_run.py --cli "$cli" --name "$name" \
+    --timeout "$per_run" --out-dir "$out/logs" "$@" > "$out/logs/$name.log" 2>&1
+  local rc=$?
+  tail -n 1 "$out/logs/$name.log"
+  case $rc in
+    0 | 77) ;;
+    *) failed+=("$name (exit $rc)"); sed -n '1,60p' "$out/logs/$name.log" ;;
+  esac
+}
+
+check semantics --sms 64 --smid --expect-report-clean \
+  -- "$t/greenctx_run_semantics" --skip primary_context_identity
+check semantics_primary_context --sms 64 --expect-report-clean \
+  -- "$t/greenctx_run_semantics" primary_context_identity
+check ptds --sms 64 --smid --expect-report-clean -- "$t/greenctx_run_ptds"
+check cublas_threads --sms 64 --expect-report-clean -- "$t/greenctx_run_cublas_threads"
+check churn --sms 64 --expect-report-clean -- "$t/greenctx_run_churn" --json "$out/churn-{run}.json"
+check stress --sms 16 --smid --expect-report-clean -- "$t/greenctx_run_stress"
+check two_devices --sms 64 --devices all --smid --expect-report-clean \
+  -- "$t/greenctx_run_two_devices"
+check torch_train --sms 16 --tolerance 1e-3 --expect-report-clean -- python3 tests/run/torch_train.py
+check torch_graphs --sms 16 --tolerance 1e-3 --expect-report-clean \
+  -- python3 tests/run/torch_graphs.py
+
+# One line per check, from the harness's JSON lines.
+[ -s "$GREENCTX_SEMANTICS_LOG" ] && python3 - "$GREENCTX_SEMANTICS_LOG" <<'PY' | tee -a "$out/summary.txt"
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    runs = ", ".join(f"{k} exit {v['exit']} {v['seconds']:.1f} s" for k, v in d["runs"].items())
+    print(f"{d['name']}: {d['result'].upper()} ({runs}){': ' + d['reason'] if d['result'] != 'pass' else ''}")
+PY
+
+
+# The cost of confinement: all SMs, so that only the library's own cost shows.
+sms=$("$cli" info --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["sm_count"])')
+if [ -z "$sms" ]; then
+  failed+=("overhead (greenctx info --json gave no sm_count)")
+else
+  samples="$out/logs/overhead-samples.jsonl"
+  : > "$samples"
+  for i in 1 2 3 4 5; do
+    for mode in launch gemm; do
+      for how in plain confined; do
+        if [ "$how" = plain ]; then
+          line=$(timeout 300 "$t/greenctx_run_overhead" "$mode" 2>>"$out/logs/overhead.stderr")
+        else
+          line=$(timeout 300 "$cli" run --sms "$sms" -- "$t/greenctx_run_overhead" "$mode" \
+                 2>>"$out/logs/overhead.stderr")
+        fi
+        rc=$?
+        if [ $rc -ne 0 ] || [ -z "$line" ]; then
+          failed+=("overhead $mode $how run $i (exit $rc)")
+          continue
+        fi
+        echo "{\"run\":\"$how\",\"repeat\":$i,\"sms\":$sms,\"result\":$line}" >> "$samples"
+      done
+    done
+  done
+  python3 - "$samples" "$out/overhead.json" <<'PY' | tee -a "$out/summary.txt"
+import json, statistics, sys
+samples = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+report = {"samples": samples}
+for mode in ("launch", "gemm"):
+    times = {how: [s["result"]["seconds"] for s in samples
+                   if s["run"] == how and s["result"]["mode"] == mode] for how in ("plain", "confined")}
+    if not times["plain"] or not times["confined"]:
+        continue
+    plain, confined = statistics.median(times["plain"]), statistics.median(times["confined"])
+    report[mode] = {"plain_seconds": times["plain"], "confined_seconds": times["confined"],
+                    "median_plain": plain, "median_confined": confined,
+                    "ratio": confined / plain}
+    print(f"overhead {mode}: median {plain:.4f} s plain, {confined:.4f} s confined on all "
+          f"{samples[0]['sms']} SMs: x{confined / plain:.3f}")
+json.dump(report, open(sys.argv[2], "w"), indent=2)
+PY
+fi
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "SEMANTICS CHECK PASSED" | tee -a "$out/summary.txt"
+else
+  echo "SEMANTICS CHECK FAILED: ${failed[*]}" | tee -a "$out/summary.txt"
+  exit 1
+fi
