@@ -82,12 +82,25 @@ wl="$bin/tests/greenctx_run_workload"
 step run-target-unconfined "$tgt" --expect-min-sms 100
 step run-target-16 "$cli" run --sms 16 -- "$tgt" --expect-max-sms 16
 step run-target-64 "$cli" run --sms 64 -- "$tgt" --expect-max-sms 64 --expect-min-sms 64
-step run-per-thread-stream bash -c "$cli run --sms 16 -- $tgt --threads 0 --per-thread-stream; echo \"run exit \$?\""
+step run-per-thread-stream "$cli" run --sms 16 -- "$tgt" --threads 0 --per-thread-stream --expect-max-sms 16
 expect_rc 7 run-exit-code "$cli" run --sms 16 -- sh -c 'exit 7'
 expect_rc 143 run-signal "$cli" run --sms 16 -- sh -c 'kill -TERM $$'
+# The runner is the program (exec): an ignored SIGHUP stays ignored (nohup), a signal arrives
+# once, and the exit status comes back when whoever started greenctx ignores SIGCHLD.
+step run-nohup bash -c "trap '' HUP; exec $cli run --sms 16 -- sh -c 'kill -HUP \$\$; echo survived SIGHUP'"
+step run-signal-once bash -c "out=\$($cli run --sms 16 -- bash -c 'trap \"echo TERM\" TERM; kill -TERM \$\$; sleep 0.2'); echo \"\$out\"; [ \"\$out\" = TERM ]"
+expect_rc 7 run-sigchld-ignored perl -e '$SIG{CHLD} = "IGNORE"; exec @ARGV' "$cli" run --sms 16 -- sh -c 'exit 7'
+expect_rc 2 run-preload-directory env GREENCTX_PRELOAD=/tmp "$cli" run --sms 16 -- "$tgt"
 expect_rc 2 run-bad-count "$cli" run --sms 12 -- "$tgt"
 expect_rc 2 run-too-many "$cli" run --sms 200 -- "$tgt"
 expect_rc 2 run-missing-program "$cli" run --sms 16 -- /nonexistent/program
+# The CUDA guarantees under greenctx run (tests/run, docs/run-design.md): every program plain and
+# confined with the same output, --strict, thread churn, the cost of confinement.
+if [ -z "${GPU_CHECK_SKIP_SEMANTICS:-}" ]; then
+  step_limit=$limit limit=${GPU_CHECK_SEMANTICS_TIMEOUT:-1200}
+  step semantics env OUT="$out/semantics" GREENCTX_BUILD="$bin" scripts/semantics-check.sh
+  limit=$step_limit
+fi
 # cuBLAS and PyTorch, confined and not: same checksum, slower on fewer SMs.
 compare() { # compare NAME UNCONFINED_CMD... -- : runs it plain and on 16 SMs, compares
   local name=$1; shift
@@ -101,7 +114,8 @@ compare torch python3 tests/gpu/torch_matmul.py 8192 10
 mkdir -p "$out/scale"
 for w in "gemm 8192 10" "memory 2048 20"; do
   name=${w%% *}
-  step "scale-$name" "$cli" scale --sms 8,16,32,48,64,96,128,132 --repeat 3 \
+  step "scale-$name" "$cli" scale --sms "${GPU_CHECK_SCALE_SMS:-8,16,32,48,64,96,128,132}" \
+    --repeat "${GPU_CHECK_SCALE_REPEAT:-3}" \
     --json "$out/scale/scale-$name.json" --csv "$out/scale/scale-$name.csv" \
     --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" -- "$wl" $w
 done

@@ -29,6 +29,8 @@ struct confined_context {
   std::atomic<unsigned long long> legacy_epoch{0};
   /// Some blocking stream got work since the legacy stream last waited for them.
   std::atomic<bool> any_dirty{false};
+  /// Threads inside a join of the legacy stream (see before_legacy).
+  std::atomic<int> joining{0};
   CUevent legacy_event = nullptr; ///< recorded on the legacy stream for blocking streams to wait
 
   std::mutex mutex;                      ///< guards `streams` and the joins of the legacy stream
