@@ -35,14 +35,6 @@ struct run_options {
   std::vector<std::string> command;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
 // --device: "all" (nullopt), or GPU ordinals in decimal separated by commas, each once. Throws
 // request_error with a message that follows "--device: ".
 std::optional<std::vector<int>> parse_devices(std::string_view text) {
@@ -50,16 +42,14 @@ std::optional<std::vector<int>> parse_devices(std::string_view text) {
   const auto reject = [](const std::string &message) {
     throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
   };
-  if (trim(text) == "all")
+  if (trim_blanks(text) == "all")
     return std::nullopt;
-  if (trim(text).empty())
+  if (trim_blanks(text).empty())
     reject(fmt::format("the value is empty: {}", example));
   std::vector<int> ordinals;
-  std::size_t start = 0;
-  for (unsigned index = 1;; ++index) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item =
-        trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+  unsigned index = 0;
+  for (const std::string_view item : list_entries(text)) {
+    ++index;
     constexpr unsigned long long max_ordinal = std::numeric_limits<int>::max();
     if (item.empty())
       reject(fmt::format("entry {} of '{}' is empty: {}", index, text, example));
@@ -71,9 +61,6 @@ std::optional<std::vector<int>> parse_devices(std::string_view text) {
         reject(fmt::format("GPU {} is listed twice (entries {} and {}): name each GPU once",
                            ordinal, j + 1, index));
     ordinals.push_back(ordinal);
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
   }
   return ordinals;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace greenctx::cli {
 
@@ -47,6 +48,30 @@ inline std::string decimal_problem(std::string_view text, unsigned long long min
   if (!value || *value < min)
     return "'" + std::string(text) + "' is out of range: give a whole number " + range;
   return {};
+}
+
+/// `s` without the spaces and tabs around it.
+inline std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// The entries of a list separated by commas, each trimmed of blanks ("8, 16" is {"8", "16"}).
+/// An entry may be empty ("8,,16"): the caller says why that is wrong, in its own words.
+inline std::vector<std::string_view> list_entries(std::string_view text) {
+  std::vector<std::string_view> entries;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    entries.push_back(
+        trim_blanks(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start)));
+    if (comma == std::string_view::npos)
+      return entries;
+    start = comma + 1;
+  }
 }
 
 } // namespace greenctx::cli

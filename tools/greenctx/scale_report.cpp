@@ -24,14 +24,6 @@ constexpr const char *api = "greenctx scale";
   throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
-
 std::string join(const std::vector<unsigned> &v, const char *separator = ",") {
   std::string out;
   for (unsigned x : v)
@@ -199,15 +191,12 @@ std::string describe_counts(const std::vector<unsigned> &valid) {
 
 std::vector<unsigned> parse_sm_list(std::string_view text) {
   constexpr const char *example = "e.g. --sms 8,16,32 (see greenctx info for the valid counts)";
-  if (trim(text).empty())
+  if (cli::trim_blanks(text).empty())
     reject(fmt::format("--sms is empty: give SM counts separated by commas, {}", example));
   std::vector<unsigned> counts;
-  std::size_t start = 0;
-  for (unsigned index = 1;; ++index) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view item =
-        trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
-    const std::string where = fmt::format("--sms entry {}", index);
+  unsigned index = 0;
+  for (const std::string_view item : cli::list_entries(text)) {
+    const std::string where = fmt::format("--sms entry {}", ++index);
     if (item.empty())
       reject(fmt::format("{} is empty ('{}'): separate SM counts with single commas, {}", where,
                          text, example));
@@ -224,9 +213,6 @@ std::vector<unsigned> parse_sm_list(std::string_view text) {
                          "(8 SMs on CC 9.0)",
                          where));
     counts.push_back(static_cast<unsigned>(value));
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
   }
   std::vector<unsigned> fixed = counts;
   std::sort(fixed.begin(), fixed.end());
