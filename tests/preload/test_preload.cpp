@@ -251,6 +251,48 @@ TEST_F(Preload, ADeviceLeftOutOfDeviceListRunsUnconfined) {
   cu().set_current(primary0);
 }
 
+TEST_F(Preload, ManyThreadsAtOnceKeepTheBookkeepingConsistent) {
+  // Launches on the legacy, a shared blocking, a non-blocking and the per-thread streams, and
+  // streams created and destroyed, from 8 threads at once (run under ThreadSanitizer too: see
+  // tests/preload/README.md). Every launch must reach the driver exactly once.
+  CUstream shared = nullptr, free_running = nullptr;
+  ASSERT_EQ(cu().stream_create(&shared, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu().stream_create(&free_running, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  take_log();
+  constexpr int threads = 8, rounds = 300;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      cu().set_current(primary0);
+      for (int i = 0; i < rounds; ++i) {
+        cu().run(nullptr);
+        cu().run(shared);
+        cu().run(free_running);
+        cu().run(CU_STREAM_PER_THREAD);
+        if ((i + t) % 50 == 0) {
+          CUstream mine = nullptr;
+          cu().stream_create(&mine, 0);
+          cu().run(mine);
+          cu().stream_destroy(mine);
+        }
+      }
+    });
+  for (auto &t : pool)
+    t.join();
+  const auto log = take_log();
+  long launches = 0;
+  for (const auto &line : log)
+    launches += line.rfind("launch ", 0) == 0;
+  long own_streams = 0;
+  for (int t = 0; t < threads; ++t)
+    for (int i = 0; i < rounds; ++i)
+      own_streams += (i + t) % 50 == 0;
+  EXPECT_EQ(launches, threads * rounds * 4 + own_streams);
+  EXPECT_EQ(find_prefix(log, "launch per-thread"), -1) << "the per-thread handle never reaches it";
+  cu().stream_destroy(shared);
+  cu().stream_destroy(free_running);
+}
+
 TEST(PreloadStrict, AGuaranteeThatCannotBeKeptEndsTheProgram) {
   if (const char *v = std::getenv("GREENCTX_RUN_STRICT"); !v || std::string(v) != "1")
     GTEST_SKIP() << "runs as its own ctest entry, with GREENCTX_RUN_STRICT=1";
