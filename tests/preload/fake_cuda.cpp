@@ -56,13 +56,17 @@ CUresult CUDAAPI primary_retain(CUcontext *c, CUdevice d) {
   *c = reinterpret_cast<CUcontext>(0x100 + 0x10 * d);
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI primary_release(CUdevice) { return CUDA_SUCCESS; }
+CUresult CUDAAPI primary_release(CUdevice) {
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI primary_state(CUdevice, unsigned *flags, int *active) {
   *flags = 0;
   *active = 0; // as the runtime's primary context looks when it is first made current
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI primary_set_flags(CUdevice, unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI primary_set_flags(CUdevice, unsigned) {
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r, CUdevResourceType) {
   std::memset(r, 0, sizeof *r);
   r->type = CU_DEV_RESOURCE_TYPE_SM;
@@ -123,7 +127,9 @@ CUresult CUDAAPI ctx_get_device(CUdevice *d) {
   *d = static_cast<CUdevice>((reinterpret_cast<std::uintptr_t>(stack.back()) - 0x100) / 0x10);
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI ctx_set_flags(unsigned) { return CUDA_SUCCESS; }
+CUresult CUDAAPI ctx_set_flags(unsigned) {
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI ctx_create(CUcontext *c, unsigned, CUdevice) {
   *c = fresh<CUcontext>();
   note("real ctx_create " + name(*c));
@@ -171,7 +177,9 @@ CUresult CUDAAPI event_create(CUevent *e, unsigned) {
   *e = fresh<CUevent>();
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI event_destroy(CUevent) { return CUDA_SUCCESS; }
+CUresult CUDAAPI event_destroy(CUevent) {
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI event_record(CUevent e, CUstream s) {
   note("record " + name(e) + " " + name(s));
   return CUDA_SUCCESS;
@@ -181,8 +189,8 @@ CUresult CUDAAPI launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsi
   note("launch " + name(s));
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI launch_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream s, void **, void **) {
+CUresult CUDAAPI launch_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream s, void **, void **) {
   note("launch_ptsz " + name(s));
   return CUDA_SUCCESS;
 }
@@ -243,7 +251,7 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t flags,
   for (const fn &f : table)
     if (std::strcmp(f.name, symbol) == 0) {
       *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && f.per_thread ? f.per_thread
-                                                                                      : f.legacy;
+                                                                                     : f.legacy;
       if (found)
         *found = CU_GET_PROC_ADDRESS_SUCCESS;
       return CUDA_SUCCESS;

@@ -50,7 +50,9 @@ std::vector<std::string> take_log() {
   return out;
 }
 
-std::string h(const void *p) { return "h" + std::to_string(reinterpret_cast<std::uintptr_t>(p)); }
+std::string h(const void *p) {
+  return "h" + std::to_string(reinterpret_cast<std::uintptr_t>(p));
+}
 
 struct api {
   PFN_cuCtxSetCurrent_v4000 set_current = get<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent", 4000);
@@ -66,7 +68,9 @@ struct api {
       get<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 7000, true);
   PFN_cuMemcpyHtoD_v3020 copy = get<PFN_cuMemcpyHtoD_v3020>("cuMemcpyHtoD", 3020);
 
-  CUresult run(CUstream s) const { return launch(nullptr, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr); }
+  CUresult run(CUstream s) const {
+    return launch(nullptr, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr);
+  }
 };
 
 const api &cu() {

@@ -55,7 +55,9 @@ struct device_state {
 };
 std::array<device_state, max_devices> devices;
 
-std::string device_name(int d) { return "device " + std::to_string(d); }
+std::string device_name(int d) {
+  return "device " + std::to_string(d);
+}
 
 // The descriptor of N SMs of `device` (one split), made once.
 bool make_descriptor(int device, device_state &st) {
@@ -106,7 +108,8 @@ confined_context *new_green_context(int device, bool shared) {
 }
 
 // Context flags a green context can take with cuCtxSetFlags.
-constexpr unsigned settable_flags = CU_CTX_SCHED_MASK | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_SYNC_MEMOPS;
+constexpr unsigned settable_flags =
+    CU_CTX_SCHED_MASK | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_SYNC_MEMOPS;
 
 void apply_flags(confined_context &c, unsigned flags) {
   flags &= settable_flags;

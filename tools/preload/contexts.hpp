@@ -33,7 +33,7 @@ struct confined_context {
   std::atomic<int> joining{0};
   CUevent legacy_event = nullptr; ///< recorded on the legacy stream for blocking streams to wait
 
-  std::mutex mutex;                      ///< guards `streams` and the joins of the legacy stream
+  std::mutex mutex;                       ///< guards `streams` and the joins of the legacy stream
   std::vector<blocking_stream *> streams; ///< the emulated blocking streams of this context
 };
 
@@ -41,7 +41,9 @@ struct confined_context {
 confined_context *find_context(CUcontext ctx);
 
 /// The confined context current on the calling thread, or null.
-inline confined_context *current_confined() { return find_context(current_context()); }
+inline confined_context *current_confined() {
+  return find_context(current_context());
+}
 
 /// Records `primary` as device `device`'s primary context (seen in cuDevicePrimaryCtxRetain).
 void note_primary(CUcontext primary, CUdevice device);

@@ -61,8 +61,8 @@ enum hook_index : std::size_t {
 struct hook_info {
   const char *name;
   int version;
-  void *hook;             ///< for the legacy-stream variant
-  void *hook_per_thread;  ///< for the per-thread variant, or null
+  void *hook;            ///< for the legacy-stream variant
+  void *hook_per_thread; ///< for the per-thread variant, or null
 };
 
 // The driver's functions behind each hook: the legacy-stream and the per-thread variant (the
@@ -129,8 +129,7 @@ void not_confined(const char *what) {
   problem(std::string(what) + ": that context is not confined (it runs on all SMs)");
 }
 
-template <kind K, bool PerThread, class Fn, class... A>
-CUresult handle(std::size_t index, A... a) {
+template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::size_t index, A... a) {
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
@@ -287,11 +286,14 @@ const std::array<hook_info, hook_count> &infos() {
   static const std::array<hook_info, hook_count> table = {{
 #define HOOK2(k, name, version, exp, exp_pt)                                                       \
   {#name, version,                                                                                 \
-   reinterpret_cast<void *>(&GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<false>),         \
-   reinterpret_cast<void *>(&GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<true>)},
+   reinterpret_cast<void *>(                                                                       \
+       &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<false>),              \
+   reinterpret_cast<void *>(                                                                       \
+       &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<true>)},
 #define HOOK1(k, name, version, exp)                                                               \
   {#name, version,                                                                                 \
-   reinterpret_cast<void *>(&GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<false>),         \
+   reinterpret_cast<void *>(                                                                       \
+       &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::template call<false>),              \
    nullptr},
 #include "hooks.def"
 #undef HOOK1
@@ -303,7 +305,8 @@ const std::array<hook_info, hook_count> &infos() {
 } // namespace
 } // namespace greenctx::preload
 
-// ---- the symbols: a jump through a constant pointer to the hook, under the driver's name ---------
+// ---- the symbols: a jump through a constant pointer to the hook, under the driver's name
+// ---------
 
 // The pointers the trampolines jump through (constant-initialised: valid before any constructor).
 // (C linkage: the names are unmangled, wherever they are declared.)
@@ -311,7 +314,7 @@ const std::array<hook_info, hook_count> &infos() {
   extern "C" __attribute__((visibility("hidden"), used)) decltype(target) const jump = target;
 #define HOOK2(k, name, version, exp, exp_pt)                                                       \
   GREENCTX_JUMP(greenctx_jump_##exp,                                                               \
-                &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::call<false>)              \
+                &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::call<false>)               \
   GREENCTX_JUMP(greenctx_jump_##exp_pt,                                                            \
                 &GREENCTX_ENTRY(k, PFN_##name##_v##version, idx_##exp)::call<true>)
 #define HOOK1(k, name, version, exp)                                                               \

@@ -34,8 +34,8 @@ real_driver load() {
   r.library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!r.library || !real_dlsym())
     return r;
-  r.get_proc_v2 = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
-      real_dlsym()(r.library, "cuGetProcAddress_v2"));
+  r.get_proc_v2 =
+      reinterpret_cast<PFN_cuGetProcAddress_v12000>(real_dlsym()(r.library, "cuGetProcAddress_v2"));
   r.get_proc =
       reinterpret_cast<PFN_cuGetProcAddress_v11030>(real_dlsym()(r.library, "cuGetProcAddress"));
   fetch(r, r.device_get, "cuDeviceGet", 2000);

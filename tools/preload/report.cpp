@@ -124,8 +124,8 @@ void write_report() {
        << "\":[" << device_list(s.confined_devices.load()) << "],\"" << rp::field_green_contexts
        << "\":" << s.green_contexts.load() << ",\"" << rp::field_blocking_streams
        << "\":" << s.blocking_streams.load() << ",\"" << rp::field_per_thread_streams
-       << "\":" << s.per_thread_streams.load() << ",\"" << rp::field_problems << "\":["
-       << problems << "]}\n";
+       << "\":" << s.per_thread_streams.load() << ",\"" << rp::field_problems << "\":[" << problems
+       << "]}\n";
   // One write of the whole line to a file opened for appending: lines of processes that end
   // together do not interleave.
   if (std::FILE *f = std::fopen(c.report, "a")) {
@@ -175,8 +175,8 @@ void summarize() {
     std::string line;
     while (std::getline(in, line)) {
       ++processes;
-      used = used || line.find(std::string("\"") + rp::field_cuda_used + "\":true") !=
-                         std::string::npos;
+      used = used ||
+             line.find(std::string("\"") + rp::field_cuda_used + "\":true") != std::string::npos;
       devices |= device_bits(line);
       contexts += number_field(line, rp::field_green_contexts);
       blocking += number_field(line, rp::field_blocking_streams);
@@ -246,7 +246,9 @@ bool say_once(const std::string &what) {
 
 } // namespace
 
-void warning(const std::string &what) { say_once(what); }
+void warning(const std::string &what) {
+  say_once(what);
+}
 
 void problem(const std::string &what) {
   if (say_once(what) && config().strict) {

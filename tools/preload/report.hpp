@@ -10,17 +10,17 @@ namespace greenctx::preload {
 
 /// The settings, read once from the environment.
 struct settings {
-  bool active = false;         ///< GREENCTX_RUN_SMS is set: confine
-  unsigned sms = 0;            ///< SMs per confined device
-  bool all_devices = true;     ///< GREENCTX_RUN_DEVICES=all (or unset)
+  bool active = false;            ///< GREENCTX_RUN_SMS is set: confine
+  unsigned sms = 0;               ///< SMs per confined device
+  bool all_devices = true;        ///< GREENCTX_RUN_DEVICES=all (or unset)
   unsigned long long devices = 0; ///< bit d: device d is confined (when !all_devices)
-  unsigned split_flags = 0;    ///< cuDevSmResourceSplitByCount flags
-  bool strict = false;         ///< a guarantee that cannot be kept ends the process
-  bool quiet = false;          ///< no summary at exit
-  bool debug = false;          ///< trace on stderr
+  unsigned split_flags = 0;       ///< cuDevSmResourceSplitByCount flags
+  bool strict = false;            ///< a guarantee that cannot be kept ends the process
+  bool quiet = false;             ///< no summary at exit
+  bool debug = false;             ///< trace on stderr
   const char *report = nullptr;
   long root_pid = -1;
-  std::string error;           ///< a malformed setting (then active is false)
+  std::string error; ///< a malformed setting (then active is false)
 
   bool confines(int device) const {
     return all_devices || (device >= 0 && device < 64 && ((devices >> device) & 1ull));
