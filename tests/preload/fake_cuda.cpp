@@ -3,6 +3,7 @@
 // with every operation on a stream written to a log the test reads back. No GPU, no real driver.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -165,8 +166,12 @@ CUresult CUDAAPI stream_sync(CUstream s) {
   note("sync " + name(s));
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI stream_is_capturing(CUstream, CUstreamCaptureStatus *st) {
-  *st = CU_STREAM_CAPTURE_STATUS_NONE;
+std::vector<CUstream> capturing; // set by the test (fake_cuda_set_capturing)
+CUresult CUDAAPI stream_is_capturing(CUstream s, CUstreamCaptureStatus *st) {
+  std::lock_guard lock(log_mutex);
+  *st = std::find(capturing.begin(), capturing.end(), s) != capturing.end()
+            ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+            : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI stream_wait_event(CUstream s, CUevent e, unsigned) {
@@ -273,4 +278,14 @@ extern "C" __attribute__((visibility("default"))) std::vector<std::string> *fake
   auto *out = new std::vector<std::string>(std::move(log()));
   log().clear();
   return out;
+}
+
+/// Makes the fake report `s` as being captured into a graph, or not.
+extern "C" __attribute__((visibility("default"))) void fake_cuda_set_capturing(CUstream s,
+                                                                               bool on) {
+  std::lock_guard lock(log_mutex);
+  if (on)
+    capturing.push_back(s);
+  else
+    capturing.erase(std::remove(capturing.begin(), capturing.end(), s), capturing.end());
 }

@@ -67,6 +67,10 @@ struct api {
   PFN_cuLaunchKernel_v7000_ptsz launch_ptsz =
       get<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 7000, true);
   PFN_cuMemcpyHtoD_v3020 copy = get<PFN_cuMemcpyHtoD_v3020>("cuMemcpyHtoD", 3020);
+  PFN_cuMemcpyHtoD_v7000_ptds copy_ptds =
+      get<PFN_cuMemcpyHtoD_v7000_ptds>("cuMemcpyHtoD", 7000, true);
+  PFN_cuStreamWaitEvent_v3020 wait_event =
+      get<PFN_cuStreamWaitEvent_v3020>("cuStreamWaitEvent", 3020);
 
   CUresult run(CUstream s) const {
     return launch(nullptr, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr);
@@ -179,6 +183,63 @@ TEST_F(Preload, ASynchronousCopyWaitsForBlockingStreams) {
   ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
   EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
   EXPECT_EQ(log[2], "copy");
+  cu().stream_destroy(s);
+}
+
+TEST_F(Preload, DestroyingABlockingStreamLeavesTheLegacyStreamWaitingForItsWork) {
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  cu().run(s);
+  take_log();
+  cu().stream_destroy(s);
+  const auto log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[0].substr(log[0].size() - h(s).size()), h(s));
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
+  EXPECT_EQ(log[2], "stream_destroy " + h(s));
+}
+
+TEST_F(Preload, APerThreadSynchronousCopyGoesToTheLegacyStreamAfterTheThreadsStream) {
+  cu().run(CU_STREAM_PER_THREAD);
+  take_log();
+  char buf[4] = {};
+  ASSERT_EQ(cu().copy_ptds(0, buf, sizeof buf), CUDA_SUCCESS);
+  const auto log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
+  EXPECT_EQ(log[2], "copy") << "the legacy variant: the driver refuses the per-thread one here";
+}
+
+TEST_F(Preload, AWaitOnTheLegacyStreamIsLegacyWorkToo) {
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  cu().run(s);
+  take_log();
+  const CUevent program_event = reinterpret_cast<CUevent>(0x77);
+  cu().wait_event(nullptr, program_event, 0);
+  const auto log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
+  EXPECT_EQ(log[2], "wait null " + h(program_event));
+  cu().stream_destroy(s);
+}
+
+TEST_F(Preload, StreamsBeingCapturedAreLeftOutOfTheJoins) {
+  using set_fn = void (*)(CUstream, bool);
+  auto set_capturing = reinterpret_cast<set_fn>(dlsym(RTLD_DEFAULT, "fake_cuda_set_capturing"));
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, 0), CUDA_SUCCESS);
+  cu().run(nullptr);
+  take_log();
+  set_capturing(s, true);
+  cu().run(s);       // no wait for the legacy stream inside the capture
+  cu().run(nullptr); // and no event recorded on the capturing stream
+  EXPECT_EQ(take_log(), (std::vector<std::string>{"launch " + h(s), "launch null"}));
+  set_capturing(s, false);
+  cu().run(nullptr); // after the capture, the legacy stream catches up with s
+  const auto log = take_log();
+  ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
+  EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
   cu().stream_destroy(s);
 }
 
