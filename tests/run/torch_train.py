@@ -14,25 +14,16 @@ if a loss is not finite or the loss did not fall. Knows nothing of greenctx.
 import math
 import sys
 
+import torch_setup
+
 
 def main() -> int:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
-    try:
-        import torch
-    except ImportError as e:
-        print(f"torch_train: torch is not installed ({e}): skipped", file=sys.stderr)
-        return 77
-    if not torch.cuda.is_available():
-        print("torch_train: no CUDA GPU visible to torch: skipped", file=sys.stderr)
-        return 77
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch = torch_setup.cuda_torch("torch_train")
+    if torch is None:
+        return torch_setup.SKIP
     dev = torch.device("cuda", 0)
-    torch.manual_seed(0)  # the layers' initial weights (made on the CPU, then copied)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(256, 2048), torch.nn.GELU(),
-        torch.nn.Linear(2048, 2048), torch.nn.GELU(),
-        torch.nn.Linear(2048, 10)).to(dev)
+    model = torch_setup.model(torch, dev)
     gen = torch.Generator(device=dev)
     gen.manual_seed(1234)
     x = torch.randn(4096, 256, generator=gen, device=dev)
