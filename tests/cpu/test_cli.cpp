@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -552,6 +553,70 @@ TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
       header,
       "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts");
   EXPECT_EQ(first, "8,0,0,4.561191,0,0,1,0,1");
+}
+
+// `greenctx run` end to end over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of
+// 132 SMs in units of 8): the checks pass, and the program is exec'd with the protocol's settings.
+const std::string fake_driver = std::string("GREENCTX_LIBCUDA=") + GREENCTX_FAKE_CUDA_PATH;
+
+// The test binary copied to another machine (scripts/stage-gpu.sh) has no fake driver beside it.
+#define GREENCTX_NEEDS_FAKE_DRIVER()                                                               \
+  if (!std::filesystem::exists(GREENCTX_FAKE_CUDA_PATH))                                           \
+  GTEST_SKIP() << "the fake driver " GREENCTX_FAKE_CUDA_PATH " is not on this machine"
+
+TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const std::string show =
+      "echo \"$GREENCTX_RUN_SMS $GREENCTX_RUN_DEVICES $GREENCTX_RUN_SPLIT_FLAGS "
+      "${GREENCTX_RUN_STRICT:-none}\"; case \"$LD_PRELOAD\" in *libgreenctx_preload.so*) echo "
+      "preloaded;; esac; [ \"$GREENCTX_RUN_ROOT_PID\" = \"$$\" ] && echo same-process";
+  auto r = run_cli({"run", "--sms", "16", "--", "sh", "-c", show}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "16 all 0 none\n")) << r;
+  EXPECT_TRUE(contains(r.out, "preloaded\n")) << r;
+  EXPECT_TRUE(contains(r.out, "same-process\n")) << r << "greenctx run must exec the program";
+
+  r = run_cli({"run", "--sms", "016", "--device", "1", "--strict", "--ignore-coscheduling", "--",
+               "sh", "-c", show},
+              {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
+}
+
+TEST(Cli, RunEndsAsTheProgramEnds) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  EXPECT_EQ(run_cli({"run", "--sms", "16", "--", "sh", "-c", "exit 7"}, {fake_driver}).exit_code,
+            7);
+  // An ignored SIGHUP (nohup) stays ignored in the program.
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGHUP, &ignore, &old);
+  const auto r = run_cli({"run", "--sms", "16", "--", "sh", "-c", "kill -HUP $$; echo survived"},
+                         {fake_driver});
+  sigaction(SIGHUP, &old, nullptr);
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "survived")) << r;
+}
+
+TEST(Cli, RunChecksTheCountOnEveryDevice) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  auto r = run_cli({"run", "--sms", "12", "--", "true"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "--sms 12")) << r;
+  r = run_cli({"run", "--sms", "16", "--device", "2", "--", "true"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "2 GPUs")) << r;
+}
+
+TEST(Cli, RunSaysWhenTheProgramNeverUsedCuda) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const auto r = run_cli({"run", "--sms", "16", "--", "true"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.err, "never used CUDA")) << r;
+  EXPECT_FALSE(contains(run_cli({"run", "-q", "--sms", "16", "--", "true"}, {fake_driver}).err,
+                        "never used CUDA"));
 }
 
 TEST(Cli, BenchFromASavedRunThatMissedATarget) {

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -250,6 +251,32 @@ TEST(RunReport, MakeReportFileCreatesAnEmptyFile) {
   EXPECT_EQ(fs::path(path).parent_path(), dir.path);
   EXPECT_TRUE(fs::is_regular_file(path));
   EXPECT_EQ(fs::file_size(path), 0u);
+}
+
+TEST(RunReport, ReportsOfRunsThatAreGoneAreRemoved) {
+  temp_dir dir;
+  const pid_t gone = fork(); // a pid that is surely not in use once reaped
+  if (gone == 0)
+    _exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  const fs::path stale = fs::path(dir.path) / ("greenctx-run-" + std::to_string(gone) + "-abc123");
+  const fs::path alive =
+      fs::path(dir.path) / ("greenctx-run-" + std::to_string(getppid()) + "-abc123");
+  const fs::path other = fs::path(dir.path) / "greenctx-run-notapid";
+  for (const auto &p : {stale, alive, other})
+    std::ofstream(p) << "{}\n";
+  const char *old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", dir.path.c_str(), 1);
+  const std::string path = make_report_file();
+  old ? setenv("TMPDIR", saved.c_str(), 1) : unsetenv("TMPDIR");
+  EXPECT_FALSE(fs::exists(stale)) << "its process is gone";
+  EXPECT_TRUE(fs::exists(alive)) << "its process (our parent) is running";
+  EXPECT_TRUE(fs::exists(other)) << "not a report name";
+  EXPECT_NE(
+      fs::path(path).filename().string().find("greenctx-run-" + std::to_string(getpid()) + "-"),
+      std::string::npos);
 }
 
 } // namespace

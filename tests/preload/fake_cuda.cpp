@@ -45,6 +45,29 @@ const CUcontext primary = reinterpret_cast<CUcontext>(0x100);
 thread_local std::vector<CUcontext> stack;
 std::vector<std::pair<CUstream, unsigned>> stream_flags;
 
+// What greenctx's own driver loader and `greenctx run`'s checks ask (CLI tests): two GPUs like
+// the H200 (CC 9.0, 132 SMs, partitions in units of 8, or 2 with IgnoreSmCoscheduling).
+CUresult CUDAAPI init(unsigned) {
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI driver_version(int *v) {
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI error_name(CUresult, const char **s) {
+  *s = "CUDA_ERROR_FAKE";
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI device_name(char *buf, int len, CUdevice) {
+  std::strncpy(buf, "fake H200", static_cast<std::size_t>(len));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI device_attribute(int *v, CUdevice_attribute a, CUdevice) {
+  *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
+       : a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT   ? 132
+                                                         : 0;
+  return CUDA_SUCCESS;
+}
 CUresult CUDAAPI device_get(CUdevice *d, int ordinal) {
   *d = ordinal;
   return CUDA_SUCCESS;
@@ -72,14 +95,31 @@ CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r, CUdevResourceType) {
   std::memset(r, 0, sizeof *r);
   r->type = CU_DEV_RESOURCE_TYPE_SM;
   r->sm.smCount = 132;
+  r->sm.minSmPartitionSize = 8;
+  r->sm.smCoscheduledAlignment = 8;
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *, CUdevResource *,
-                       unsigned, unsigned min_count) {
-  *n = 1;
-  std::memset(groups, 0, sizeof *groups);
-  groups->type = CU_DEV_RESOURCE_TYPE_SM;
-  groups->sm.smCount = min_count;
+// Groups of minCount rounded up to the unit (8, or 2 with IgnoreSmCoscheduling), as many as fit.
+CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *input,
+                       CUdevResource *rest, unsigned flags, unsigned min_count) {
+  const unsigned unit = (flags & CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) ? 2 : 8;
+  const unsigned size = std::max(8u, (min_count + unit - 1) / unit * unit);
+  const unsigned total = input ? input->sm.smCount : 132;
+  if (size > total)
+    return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  const unsigned fit = std::min(*n ? *n : total / size, total / size);
+  *n = fit;
+  if (groups)
+    for (unsigned i = 0; i < fit; ++i) {
+      std::memset(&groups[i], 0, sizeof groups[i]);
+      groups[i].type = CU_DEV_RESOURCE_TYPE_SM;
+      groups[i].sm.smCount = size;
+    }
+  if (rest) {
+    std::memset(rest, 0, sizeof *rest);
+    rest->type = CU_DEV_RESOURCE_TYPE_SM;
+    rest->sm.smCount = total - fit * size;
+  }
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *, unsigned) {
@@ -214,6 +254,11 @@ struct fn {
   void *per_thread;
 };
 const fn table[] = {
+    {"cuInit", (void *)&init, nullptr},
+    {"cuDriverGetVersion", (void *)&driver_version, nullptr},
+    {"cuGetErrorName", (void *)&error_name, nullptr},
+    {"cuDeviceGetName", (void *)&device_name, nullptr},
+    {"cuDeviceGetAttribute", (void *)&device_attribute, nullptr},
     {"cuDeviceGet", (void *)&device_get, nullptr},
     {"cuDeviceGetCount", (void *)&device_count, nullptr},
     {"cuDevicePrimaryCtxRetain", (void *)&primary_retain, nullptr},

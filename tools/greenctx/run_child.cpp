@@ -16,10 +16,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <sys/stat.h>
@@ -260,9 +262,42 @@ std::string find_program(const std::string &program) {
                       "program '" + program + "' was not found in PATH");
 }
 
+namespace {
+
+// Report files of runs whose first process is gone: `greenctx run` execs the program, and its
+// last process removes the report at exit, but not when it ends with _exit (as sh does) or by a
+// signal. The pid in the name says whose it was; only this user's files are touched.
+void remove_stale_reports(const std::string &dir) {
+  DIR *d = opendir(dir.c_str());
+  if (!d)
+    return;
+  constexpr std::string_view prefix = "greenctx-run-";
+  while (const dirent *e = readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (name.substr(0, prefix.size()) != prefix)
+      continue;
+    const std::string_view rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    const std::optional<unsigned long long> pid =
+        dash == std::string_view::npos ? std::nullopt : read_decimal(rest.substr(0, dash), INT_MAX);
+    if (!pid || static_cast<pid_t>(*pid) == getpid())
+      continue;
+    const std::string path = dir + "/" + std::string(name);
+    struct stat st {};
+    if (lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)
+      unlink(path.c_str());
+  }
+  closedir(d);
+}
+
+} // namespace
+
 std::string make_report_file() {
   const char *tmpdir = std::getenv("TMPDIR");
-  std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/greenctx-run-XXXXXX";
+  const std::string dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  remove_stale_reports(dir);
+  std::string path = dir + "/greenctx-run-" + std::to_string(getpid()) + "-XXXXXX";
   const int fd = mkstemp(path.data());
   if (fd < 0)
     throw error(CUDA_ERROR_OPERATING_SYSTEM, "greenctx run",

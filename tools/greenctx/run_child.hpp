@@ -70,8 +70,10 @@ int check_in_child(const std::function<void()> &check);
 /// request_error when it is not an executable file.
 std::string find_program(const std::string &program);
 
-/// Creates an empty report file in $TMPDIR (else /tmp) with mkstemp and returns its path. Throws
-/// error when it cannot.
+/// Creates an empty report file in $TMPDIR (else /tmp) with mkstemp, named after this process
+/// (greenctx-run-PID-XXXXXX), and returns its path; first removes this user's report files whose
+/// process is gone (a program that ended by _exit or a signal leaves its report behind). Throws
+/// error when it cannot create one.
 std::string make_report_file();
 
 /// Replaces the process with `program` (a path, from find_program) run with `argv` (argv[0] as
