@@ -27,17 +27,6 @@ void raise(PyObject *type, const error &e) {
   PyErr_SetObject(type, exc.ptr());
 }
 
-const char *availability_name(availability a) {
-  switch (a) {
-  case availability::native:
-    return "native";
-  case availability::greenctx:
-    return "greenctx";
-  case availability::missing:
-    return "missing";
-  }
-  return "?";
-}
 
 split_flags make_flags(bool ignore_coscheduling, bool max_cluster) {
   split_flags f = split_flags::none;

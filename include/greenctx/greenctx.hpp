@@ -1,21 +1,34 @@
 // greenctx: partition a GPU's SMs with CUDA green contexts. Include this for everything.
+//
+// The headers are grouped by layer, each using only the ones above it in this list:
+//   plan/    the rules of splitting and the error types: pure code, no driver, tested on the CPU
+//   driver/  the loaded CUDA driver: what it is and which green-context features it has
+//   core/    owning handles: device, split, green and primary contexts, streams, events, memory,
+//            partitions and the heterogeneous split
+//   lab/     measurements on the GPU: the %smid probe, verify, workloads, occupancy proofs
+// The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on top of all of them.
 #pragma once
 
-#include "greenctx/device.hpp"
-#include "greenctx/driver.hpp"
-#include "greenctx/error.hpp"
-#include "greenctx/event.hpp"
-#include "greenctx/execution_context.hpp"
-#include "greenctx/granularity.hpp"
-#include "greenctx/group_params.hpp"
-#include "greenctx/group_split.hpp"
-#include "greenctx/memory.hpp"
-#include "greenctx/occupancy.hpp"
-#include "greenctx/partition.hpp"
-#include "greenctx/partition_plan.hpp"
-#include "greenctx/probe.hpp"
-#include "greenctx/resource.hpp"
-#include "greenctx/split.hpp"
-#include "greenctx/stream.hpp"
-#include "greenctx/verify.hpp"
-#include "greenctx/workloads.hpp"
+#include "greenctx/plan/error.hpp"
+#include "greenctx/plan/granularity.hpp"
+#include "greenctx/plan/group_params.hpp"
+#include "greenctx/plan/group_plan.hpp"
+#include "greenctx/plan/partition_plan.hpp"
+#include "greenctx/plan/resource.hpp"
+#include "greenctx/plan/verify_check.hpp"
+
+#include "greenctx/driver/driver.hpp"
+
+#include "greenctx/core/device.hpp"
+#include "greenctx/core/event.hpp"
+#include "greenctx/core/execution_context.hpp"
+#include "greenctx/core/group_split.hpp"
+#include "greenctx/core/memory.hpp"
+#include "greenctx/core/partition.hpp"
+#include "greenctx/core/split.hpp"
+#include "greenctx/core/stream.hpp"
+
+#include "greenctx/lab/occupancy.hpp"
+#include "greenctx/lab/probe.hpp"
+#include "greenctx/lab/verify.hpp"
+#include "greenctx/lab/workloads.hpp"

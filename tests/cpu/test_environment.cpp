@@ -1,5 +1,5 @@
 // device.hpp: CUDA_DEVICE_MAX_CONNECTIONS as the driver will read it from the environment.
-#include "greenctx/device.hpp"
+#include "greenctx/core/device.hpp"
 
 #include <gtest/gtest.h>
 

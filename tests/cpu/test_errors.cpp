@@ -1,5 +1,6 @@
 // error.hpp: the exception types, version formatting and CUresult names.
-#include "greenctx/error.hpp"
+#include "greenctx/driver/driver.hpp"
+#include "greenctx/plan/error.hpp"
 
 #include "text_checks.hpp"
 

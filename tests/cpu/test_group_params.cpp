@@ -1,6 +1,6 @@
 // The group-parameter rules of the 13.1 heterogeneous split (pure).
-#include <greenctx/error.hpp>
-#include <greenctx/group_params.hpp>
+#include <greenctx/plan/error.hpp>
+#include <greenctx/plan/group_params.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The heterogeneous-split planner against a model of the H200 on driver 580: split-by-count with
 // the default flags gives 15 pieces of 8 and 12 left from 132 SMs (measured, spec section 5);
 // with IgnoreSmCoscheduling it gives as many pieces of the unit as fit.
-#include "greenctx/error.hpp"
-#include "greenctx/group_split.hpp"
+#include "greenctx/plan/error.hpp"
+#include "greenctx/plan/group_plan.hpp"
 
 #include <gtest/gtest.h>
 

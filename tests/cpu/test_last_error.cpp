@@ -1,6 +1,6 @@
 // The calling thread's last error, and GREENCTX_LOG_FILE.
-#include <greenctx/error.hpp>
-#include <greenctx/partition_plan.hpp>
+#include <greenctx/plan/error.hpp>
+#include <greenctx/plan/partition_plan.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // The no-driver path. ctest runs this binary with GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1, so
 // the driver fails to load on every machine, GPU or not. The driver is loaded once per process,
 // which is why these tests have a process of their own.
-#include "greenctx/device.hpp"
-#include "greenctx/driver.hpp"
-#include "greenctx/error.hpp"
-#include "greenctx/granularity.hpp"
-#include "greenctx/partition_plan.hpp"
+#include "greenctx/core/device.hpp"
+#include "greenctx/driver/driver.hpp"
+#include "greenctx/plan/error.hpp"
+#include "greenctx/plan/granularity.hpp"
+#include "greenctx/plan/partition_plan.hpp"
 
 #include "text_checks.hpp"
 

@@ -1,8 +1,8 @@
 // partition_plan.hpp: parsing "16,rest" and planning disjoint partitions from one split by count.
 // Plans are checked against the 132-SM H200 with the CC 9.0 granularity of 8/8 (spec §5).
-#include "greenctx/partition_plan.hpp"
+#include "greenctx/plan/partition_plan.hpp"
 
-#include "greenctx/error.hpp"
+#include "greenctx/plan/error.hpp"
 
 #include "text_checks.hpp"
 

@@ -5,7 +5,7 @@
 #include "run_child.hpp"
 #include "text_checks.hpp"
 
-#include <greenctx/error.hpp>
+#include <greenctx/plan/error.hpp>
 #include <run_protocol.hpp>
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 #include "scale_report.hpp"
 #include "text_checks.hpp"
 
-#include <greenctx/error.hpp>
+#include <greenctx/plan/error.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // verify.hpp, the pure half: checking measured SM usage and drawing the SM map.
-#include "greenctx/verify.hpp"
+#include "greenctx/plan/verify_check.hpp"
 
 #include "text_checks.hpp"
 

@@ -15,17 +15,6 @@ struct info_options {
   bool json = false;
 };
 
-const char *availability_name(availability a) {
-  switch (a) {
-  case availability::native:
-    return "native";
-  case availability::greenctx:
-    return "provided by greenctx";
-  case availability::missing:
-    return "not available";
-  }
-  return "?";
-}
 
 int run_info(const info_options &opt) {
   const driver_info drv = query_driver();
@@ -50,7 +39,7 @@ int run_info(const info_options &opt) {
         {"workqueue_config_provisioned",
          drv[feature::workqueue_resources].status == availability::native}};
     for (const auto &f : drv.features)
-      j["features"][f.name] = {{"status", availability_name(f.status)},
+      j["features"][f.name] = {{"status", availability_description(f.status)},
                                {"native_since", format_cuda_version(f.introduced)},
                                {"description", f.description}};
     std::cout << j.dump(2) << "\n";
@@ -81,7 +70,7 @@ int run_info(const info_options &opt) {
   fmt::print("\nFeature                 Native since  Here\n");
   for (const auto &f : drv.features)
     fmt::print("{:<23} {:<13} {}\n", f.name, format_cuda_version(f.introduced),
-               availability_name(f.status));
+               availability_description(f.status));
   return exit_ok;
 }
 

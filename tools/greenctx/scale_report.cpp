@@ -2,7 +2,7 @@
 #include "decimal.hpp"
 #include "report_text.hpp"
 
-#include <greenctx/error.hpp>
+#include <greenctx/plan/error.hpp>
 
 #include <fmt/format.h>
 

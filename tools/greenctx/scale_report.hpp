@@ -5,7 +5,7 @@
 
 #include "stats.hpp"
 
-#include <greenctx/granularity.hpp>
+#include <greenctx/plan/granularity.hpp>
 
 #include <nlohmann/json.hpp>
 

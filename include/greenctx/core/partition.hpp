@@ -1,0 +1,52 @@
+// A set of disjoint SM partitions, each with its own green context, made from one split.
+#pragma once
+
+#include "greenctx/core/device.hpp"
+#include "greenctx/core/execution_context.hpp"
+#include "greenctx/plan/partition_plan.hpp"
+#include "greenctx/plan/resource.hpp"
+
+#include <vector>
+
+namespace greenctx {
+
+/// One partition: what was asked, what it got, and its green context.
+struct partition {
+  unsigned requested = 0; ///< SMs asked; 0 for "rest"
+  bool rest = false;
+  std::string rounding; ///< why obtained differs from requested, empty if it does not
+  green_context context;
+
+  /// SMs the green context holds, read back from the driver.
+  unsigned obtained() const { return context.sms().sm_count(); }
+  /// "16" or "rest"
+  std::string label() const;
+};
+
+/// Partitions made from one split by count, so they never overlap. Keep the set alive and reuse
+/// it: destroying green contexts leaks device memory on driver 580.
+class partition_set {
+public:
+  partition_set() = default;
+  partition_set(partition_set &&) noexcept = default;
+  partition_set &operator=(partition_set &&) noexcept = default;
+  // Move-only, said explicitly: std::vector<partition> would claim to be copyable.
+  partition_set(const partition_set &) = delete;
+  partition_set &operator=(const partition_set &) = delete;
+
+  /// Plans and creates the partitions of `request` on `dev`. Throws request_error when the
+  /// request cannot be made (before touching the driver where the arithmetic says so, or when the
+  /// driver gives fewer groups than planned), error for driver failures.
+  static partition_set create(const device &dev, const partition_request &request,
+                              split_flags flags = split_flags::none);
+
+  const partition_plan &plan() const noexcept { return plan_; }
+  std::vector<partition> &parts() noexcept { return parts_; }
+  const std::vector<partition> &parts() const noexcept { return parts_; }
+
+private:
+  partition_plan plan_;
+  std::vector<partition> parts_;
+};
+
+} // namespace greenctx

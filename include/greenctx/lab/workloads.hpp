@@ -1,0 +1,35 @@
+// Kernels for experiments and benchmarks: work whose size and duration you choose, so that what a
+// partition does to it is easy to see. They launch on any stream; the stream's context decides
+// which SMs they use.
+#pragma once
+
+#include "greenctx/core/memory.hpp"
+#include "greenctx/core/stream.hpp"
+
+#include <chrono>
+#include <string_view>
+
+namespace greenctx {
+
+/// `blocks` blocks of `threads` threads, each spinning for `duration` (on %globaltimer): a
+/// compute-bound workload of known length, like the guide's long and critical kernels.
+void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
+                 unsigned threads = 32);
+
+/// Like launch_spin, writing each block's start and end time (%globaltimer, ns) into `stamps`:
+/// two 64-bit values per block. Throws request_error when `stamps` is too small.
+void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
+                       unsigned threads, const device_buffer &stamps);
+
+/// Copies `in` to `out` in `blocks` equal chunks of 16-byte words, one chunk per block: a
+/// memory-bound workload. The bytes copied are the largest multiple of 16 * blocks that fits in
+/// both buffers, and are returned. Throws request_error when that is 0.
+std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const device_buffer &out,
+                               unsigned blocks, unsigned threads = 256);
+
+/// The context-independent handle (CUkernel) of a built-in kernel, for raw driver launches that
+/// compare with greenctx's: "greenctx_spin" (args: unsigned long long ns), "greenctx_timed_spin",
+/// "greenctx_stream_copy", "greenctx_probe". Throws request_error for an unknown name.
+CUkernel builtin_kernel(std::string_view name);
+
+} // namespace greenctx

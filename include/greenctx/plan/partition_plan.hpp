@@ -1,0 +1,54 @@
+// Planning a set of disjoint SM partitions ("16,rest", "8,8,rest") from one split by count.
+// Pure code: parsing, rounding and piece assignment, with explanations. partition.hpp realises a
+// plan on a GPU.
+#pragma once
+
+#include "greenctx/plan/granularity.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace greenctx {
+
+/// What the user asked for: SM counts in order, and whether the SMs left over form a last
+/// partition ("rest").
+struct partition_request {
+  std::vector<unsigned> counts;
+  bool rest = false;
+
+  /// "16,8,rest"
+  std::string to_string() const;
+};
+
+/// Parses "16,rest", "8, 8, rest", "132". Counts are positive whole numbers; "rest" may appear
+/// once, last. Throws request_error (CUDA_ERROR_INVALID_VALUE) with the offending item named.
+partition_request parse_partition_request(std::string_view text);
+
+/// How a request is made from a single split by count: `groups` pieces of `piece_size` SMs, with
+/// the remainder as the "rest" partition. Pieces of one split call can share a descriptor (a
+/// driver rule), so partitions of different sizes are built from several equal pieces.
+struct partition_plan {
+  struct part {
+    unsigned requested = 0; ///< as asked; 0 for rest
+    unsigned planned = 0;   ///< SMs it will get if the driver gives every piece (rest: at most)
+    bool rest = false;
+    unsigned first_piece = 0; ///< index of its first piece among the split's groups
+    unsigned pieces = 0;      ///< number of consecutive pieces (0 for rest: it is the remainder)
+    std::string rounding;     ///< why planned != requested, empty otherwise
+  };
+  std::vector<part> parts;
+  unsigned piece_size = 0; ///< minCount of the split call
+  unsigned groups = 0;     ///< nbGroups of the split call (0: whole device, no split)
+  unsigned device_sms = 0;
+  granularity grain;
+  split_flags flags = split_flags::none;
+};
+
+/// Checks and plans a request for a resource of `sm_count` SMs. Throws request_error when it
+/// cannot be made (too many SMs, nothing left for rest, sizes with no common piece), saying why
+/// and what would fit.
+partition_plan plan_partitions(const partition_request &request, unsigned sm_count,
+                               granularity grain, split_flags flags = split_flags::none);
+
+} // namespace greenctx

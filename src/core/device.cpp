@@ -1,0 +1,124 @@
+#include "greenctx/core/device.hpp"
+
+#include "driver/driver_api.hpp"
+#include "core/resources.hpp"
+#include "greenctx/plan/error.hpp"
+
+#include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace greenctx {
+
+namespace detail {
+
+sm_resource make_sm_resource(const CUdevResource &raw, CUdevice dev, std::uint64_t origin) {
+  int major = 0, minor = 0;
+  GREENCTX_CALL(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  GREENCTX_CALL(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  granularity g{raw.sm.minSmPartitionSize, raw.sm.smCoscheduledAlignment};
+  if (g.min_partition == 0 || g.alignment == 0)
+    g = documented_granularity(major, minor);
+  return sm_resource(raw, dev, g, major, origin);
+}
+
+std::uint64_t next_split_origin() noexcept {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+} // namespace detail
+
+device::device(int ordinal) {
+  const int n = count();
+  if (ordinal < 0 || ordinal >= n)
+    throw error(CUDA_ERROR_INVALID_DEVICE, "greenctx::device",
+                "there is no GPU " + std::to_string(ordinal) + ": " +
+                    (n == 1 ? std::string("the only GPU is 0")
+                            : "valid GPUs are 0 to " + std::to_string(n - 1)));
+  s_.ordinal = ordinal;
+  GREENCTX_CALL(cuDeviceGet, &s_.handle, ordinal);
+  GREENCTX_CALL(cuDevicePrimaryCtxRetain, &s_.primary, s_.handle);
+}
+
+device::device(device &&other) noexcept : s_(std::exchange(other.s_, state{})) {
+}
+
+device &device::operator=(device &&other) noexcept {
+  device tmp(std::move(other));
+  std::swap(s_, tmp.s_);
+  return *this;
+}
+
+device::~device() {
+  if (s_.primary)
+    detail::driver().cuDevicePrimaryCtxRelease(s_.handle);
+}
+
+int device::count() {
+  int n = 0;
+  GREENCTX_CALL(cuDeviceGetCount, &n);
+  return n;
+}
+
+std::string device::name() const {
+  char buf[256] = {};
+  GREENCTX_CALL(cuDeviceGetName, buf, sizeof buf, s_.handle);
+  return buf;
+}
+
+int device::attribute(CUdevice_attribute which) const {
+  int v = 0;
+  GREENCTX_CALL(cuDeviceGetAttribute, &v, which, s_.handle);
+  return v;
+}
+
+std::string device::pci_bus_id() const {
+  char buf[64] = {};
+  GREENCTX_CALL(cuDeviceGetPCIBusId, buf, sizeof buf, s_.handle);
+  return buf;
+}
+
+std::pair<int, int> device::compute_capability() const {
+  return {attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+          attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
+}
+
+sm_resource device::sms() const {
+  CUdevResource raw{};
+  GREENCTX_CALL(cuDeviceGetDevResource, s_.handle, &raw, CU_DEV_RESOURCE_TYPE_SM);
+  return detail::make_sm_resource(raw, s_.handle);
+}
+
+execution_context_ref device::primary_context() const noexcept {
+  return execution_context_ref::primary(s_.primary, s_.handle);
+}
+
+std::pair<int, int> device::stream_priority_range() const {
+  scoped_current_context guard(primary_context());
+  int least = 0, greatest = 0;
+  GREENCTX_CALL(cuCtxGetStreamPriorityRange, &least, &greatest);
+  return {least, greatest};
+}
+
+std::pair<std::size_t, std::size_t> device::memory_info() const {
+  scoped_current_context guard(primary_context());
+  std::size_t free = 0, total = 0;
+  GREENCTX_CALL(cuMemGetInfo, &free, &total);
+  return {free, total};
+}
+
+std::optional<int> max_connections_from_environment() {
+  const char *v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (!v || !*v)
+    return std::nullopt;
+  int n = 0;
+  const auto [ptr, ec] = std::from_chars(v, v + std::strlen(v), n);
+  if (ec != std::errc() || *ptr != '\0' || n < 1 || n > 32)
+    return std::nullopt;
+  return n;
+}
+
+} // namespace greenctx

@@ -1,0 +1,119 @@
+// split_groups on a real driver: the 13.1 entry point when there is one, else the planner over
+// split-by-count and intermediate green contexts.
+#include "greenctx/core/group_split.hpp"
+
+#include "driver/driver_api.hpp"
+#include "core/resources.hpp"
+#include "greenctx/plan/error.hpp"
+#include "greenctx/core/execution_context.hpp"
+#include "greenctx/core/split.hpp"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace greenctx {
+namespace {
+
+// CU_DEV_SM_RESOURCE_GROUP_PARAMS of the 13.1 headers, which the 13.0 headers lack.
+struct native_group_params {
+  unsigned sm_count, coscheduled_sm_count, preferred_coscheduled_sm_count, flags;
+  unsigned reserved[12];
+};
+using native_split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResource *,
+                                     CUdevResource *, unsigned, native_group_params *);
+
+group_split_result split_natively(const sm_resource &input, std::span<sm_group_params> params,
+                                  bool dry_run) {
+  const auto split = reinterpret_cast<native_split_fn>(detail::driver().cuDevSmResourceSplit);
+  std::vector<native_group_params> raw(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i)
+    raw[i] = {params[i].sm_count,
+              params[i].coscheduled_sm_count,
+              params[i].preferred_coscheduled_sm_count,
+              params[i].flags,
+              {}};
+  std::vector<CUdevResource> out(params.size());
+  CUdevResource rest{};
+  const CUresult rc = split(dry_run ? nullptr : out.data(), static_cast<unsigned>(raw.size()),
+                            &input.native(), dry_run ? nullptr : &rest, 0, raw.data());
+  for (std::size_t i = 0; i < params.size(); ++i)
+    params[i] = {raw[i].sm_count, raw[i].coscheduled_sm_count,
+                 raw[i].preferred_coscheduled_sm_count, raw[i].flags};
+  detail::check(rc, "cuDevSmResourceSplit");
+  group_split_result result;
+  result.params.assign(params.begin(), params.end());
+  result.native = true;
+  result.dry_run = dry_run;
+  result.runs = 1;
+  const std::uint64_t origin = detail::next_split_origin();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    group_outcome o;
+    o.requested = params[i].sm_count;
+    o.unit = params[i].coscheduled_sm_count;
+    if (dry_run) {
+      o.obtained = params[i].sm_count;
+    } else {
+      sm_group g;
+      g.pieces.push_back(detail::make_sm_resource(out[i], input.device(), origin));
+      g.coscheduled = params[i].coscheduled_sm_count;
+      o.obtained = g.sm_count();
+      result.groups.push_back(std::move(g));
+    }
+    result.outcomes.push_back(o);
+  }
+  if (!dry_run && rest.type == CU_DEV_RESOURCE_TYPE_SM && rest.sm.smCount > 0)
+    result.remainder.pieces.push_back(detail::make_sm_resource(rest, input.device(), origin));
+  result.remainder_sms = result.remainder.sm_count();
+  return result;
+}
+
+// Intermediate green contexts, by the bytes of the pieces they hold, for the life of the process:
+// identical requests reuse them, and they are never destroyed (each create/destroy cycle leaks
+// device memory on driver 580, and resources split from them must stay valid).
+sm_resource splittable_from(std::span<const sm_resource> pieces) {
+  static std::mutex mutex;
+  static auto *cache = new std::map<std::string, green_context_ref>;
+  std::string key;
+  for (const auto &p : pieces)
+    key.append(reinterpret_cast<const char *>(&p.native()), sizeof(CUdevResource));
+  std::lock_guard lock(mutex);
+  auto it = cache->find(key);
+  if (it == cache->end()) {
+    green_context gc = green_context::create(descriptor::from(pieces));
+    const CUdevice dev = gc.device();
+    it = cache->emplace(key, green_context_ref(gc.release(), dev)).first;
+  }
+  return it->second.sms();
+}
+
+split_backend driver_backend() {
+  split_backend b;
+  b.split = [](const sm_resource &input, unsigned unit, bool ignore) {
+    const split_flags flags = ignore ? split_flags::ignore_sm_coscheduling : split_flags::none;
+    const unsigned n = count_groups(input, unit, flags);
+    if (n == 0)
+      return std::pair{std::vector<sm_resource>{}, input};
+    split_result r = split_by_count(input, n, unit, flags);
+    return std::pair{std::move(r.groups), r.remainder};
+  };
+  b.make_splittable = splittable_from;
+  return b;
+}
+
+} // namespace
+
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                bool dry_run) {
+  if (input.native().type != CU_DEV_RESOURCE_TYPE_SM)
+    throw request_error(CUDA_ERROR_INVALID_RESOURCE_TYPE, "greenctx::split_groups",
+                        "the input is not an SM resource");
+  const group_limits limits =
+      make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
+  apply_group_defaults(params, limits);
+  if (detail::driver().cuDevSmResourceSplit)
+    return split_natively(input, params, dry_run);
+  return plan_group_split(input, params, limits, driver_backend(), dry_run);
+}
+
+} // namespace greenctx

@@ -1,0 +1,62 @@
+#include "greenctx/lab/workloads.hpp"
+
+#include "lab/kernels.hpp"
+#include "greenctx/plan/error.hpp"
+
+#include <algorithm>
+
+namespace greenctx {
+namespace {
+unsigned long long to_ns(std::chrono::nanoseconds d) {
+  return static_cast<unsigned long long>(std::max<long long>(0, d.count()));
+}
+} // namespace
+
+void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
+                 unsigned threads) {
+  unsigned long long ns = to_ns(duration);
+  void *args[] = {&ns};
+  detail::launch(detail::kernel_id::spin, s.native_handle(), blocks, threads, args);
+}
+
+void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
+                       unsigned threads, const device_buffer &stamps) {
+  if (stamps.size() < 2ull * blocks * sizeof(unsigned long long))
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::launch_timed_spin",
+                        "the stamps buffer holds " + std::to_string(stamps.size()) + " bytes; " +
+                            std::to_string(blocks) + " blocks need " +
+                            std::to_string(16ull * blocks));
+  unsigned long long ns = to_ns(duration);
+  CUdeviceptr out = stamps.get();
+  void *args[] = {&ns, &out};
+  detail::launch(detail::kernel_id::timed_spin, s.native_handle(), blocks, threads, args);
+}
+
+std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const device_buffer &out,
+                               unsigned blocks, unsigned threads) {
+  const std::size_t words = std::min(in.size(), out.size()) / 16;
+  unsigned long long chunk = blocks ? words / blocks : 0;
+  if (chunk == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::launch_stream_copy",
+                        "buffers of " + std::to_string(std::min(in.size(), out.size())) +
+                            " bytes are too small for " + std::to_string(blocks) +
+                            " blocks of at least 16 bytes");
+  CUdeviceptr src = in.get(), dst = out.get();
+  void *args[] = {&src, &dst, &chunk};
+  detail::launch(detail::kernel_id::stream_copy, s.native_handle(), blocks, threads, args);
+  return chunk * blocks * 16;
+}
+
+CUkernel builtin_kernel(std::string_view name) {
+  using detail::kernel_id;
+  for (const auto &[n, id] : {std::pair{"greenctx_spin", kernel_id::spin},
+                              std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
+                              std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
+                              std::pair{"greenctx_probe", kernel_id::probe}})
+    if (name == n)
+      return detail::kernel(id);
+  throw request_error(CUDA_ERROR_NOT_FOUND, "greenctx::builtin_kernel",
+                      "no built-in kernel named '" + std::string(name) + "'");
+}
+
+} // namespace greenctx

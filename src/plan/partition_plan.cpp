@@ -1,0 +1,162 @@
+#include "greenctx/plan/partition_plan.hpp"
+
+#include "greenctx/plan/error.hpp"
+
+#include <charconv>
+#include <numeric>
+
+namespace greenctx {
+namespace {
+
+[[noreturn]] void reject(const char *api, CUresult code, const std::string &message) {
+  throw request_error(code, api, message);
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+constexpr const char *parse_api = "greenctx::parse_partition_request";
+constexpr const char *plan_api = "greenctx::plan_partitions";
+
+} // namespace
+
+std::string partition_request::to_string() const {
+  std::string out;
+  for (unsigned c : counts)
+    out += (out.empty() ? "" : ",") + std::to_string(c);
+  if (rest)
+    out += out.empty() ? "rest" : ",rest";
+  return out;
+}
+
+partition_request parse_partition_request(std::string_view text) {
+  partition_request request;
+  const std::string_view whole = trim(text);
+  if (whole.empty())
+    reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+           "empty split: give SM counts separated by commas, optionally ending in 'rest' "
+           "(for example 16,rest or 8,8,rest)");
+  std::size_t start = 0;
+  unsigned index = 0;
+  while (start <= whole.size()) {
+    const std::size_t comma = whole.find(',', start);
+    const std::size_t end = comma == std::string_view::npos ? whole.size() : comma;
+    const std::string_view item = trim(whole.substr(start, end - start));
+    ++index;
+    const std::string where = "item " + std::to_string(index) + " of '" + std::string(whole) + "'";
+    if (request.rest)
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+             where + ": 'rest' must be the last item (it takes the SMs the others leave)");
+    if (item.empty())
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE, where + " is empty: remove the extra comma");
+    if (item == "rest") {
+      request.rest = true;
+    } else if (item.front() == '-') {
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+             where + " is negative (" + std::string(item) + "): SM counts are positive");
+    } else {
+      unsigned long long value = 0;
+      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (ec == std::errc::result_out_of_range)
+        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+               where + " (" + std::string(item) + ") is far larger than any GPU's SM count");
+      if (ec != std::errc() || ptr != item.data() + item.size())
+        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+               where + " ('" + std::string(item) +
+                   "') is neither a whole number of SMs nor 'rest'");
+      if (value == 0)
+        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+               where + " asks for 0 SMs: every partition needs at least the minimum partition "
+                       "size (8 on CC 9.0)");
+      if (value > 1u << 20)
+        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+               where + " (" + std::string(item) + ") is far larger than any GPU's SM count");
+      request.counts.push_back(static_cast<unsigned>(value));
+    }
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return request;
+}
+
+partition_plan plan_partitions(const partition_request &request, unsigned sm_count,
+                               granularity grain, split_flags flags) {
+  partition_plan plan;
+  plan.device_sms = sm_count;
+  plan.grain = grain;
+  plan.flags = flags;
+  const std::string valid = valid_sizes_summary(sm_count, grain);
+
+  unsigned total = 0;
+  unsigned index = 0;
+  for (unsigned requested : request.counts) {
+    ++index;
+    // A single partition may be the whole device even off the alignment ("130" -> all 132).
+    const bool alone = request.counts.size() == 1;
+    const rounded_size r =
+        alone ? round_group_size(requested, grain, sm_count) : round_group_size(requested, grain);
+    if (r.size > sm_count)
+      reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+             "partition " + std::to_string(index) + " asks " + std::to_string(requested) + " SMs" +
+                 (r.size != requested ? " (" + std::to_string(r.size) + " after rounding)" : "") +
+                 " but the GPU has " + std::to_string(sm_count) + ". Valid sizes: " + valid);
+    total += r.size;
+    plan.parts.push_back({requested, r.size, false, 0, 0, r.reason});
+  }
+  if (total > sm_count) {
+    std::string sizes;
+    for (const auto &p : plan.parts)
+      sizes += (sizes.empty() ? "" : " + ") + std::to_string(p.planned);
+    reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+           "the partitions need " + sizes + " = " + std::to_string(total) +
+               " SMs after rounding to the alignment of " + std::to_string(grain.alignment) +
+               ", but the GPU has " + std::to_string(sm_count) + ". Ask for " +
+               std::to_string(sm_count - sm_count % std::max(1u, grain.alignment)) +
+               " SMs or fewer in all");
+  }
+  if (request.rest && total == sm_count)
+    reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+           "the partitions take all " + std::to_string(sm_count) +
+               " SMs: nothing is left for 'rest'. Remove 'rest' or ask for fewer SMs");
+
+  if (plan.parts.empty()) {
+    // "rest" alone: the whole device in one partition, no split.
+    plan.parts.push_back({0, sm_count, true, 0, 0, {}});
+    return plan;
+  }
+
+  // One split call gives equal pieces; partitions of different sizes take several pieces each.
+  unsigned piece = 0;
+  for (const auto &p : plan.parts)
+    piece = std::gcd(piece, p.planned);
+  if (piece < grain.min_partition)
+    reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+           "sizes " + request.to_string() + " have no common piece of at least " +
+               std::to_string(grain.min_partition) +
+               " SMs (the minimum partition), so they cannot come from one split. Use sizes that "
+               "are multiples of " +
+               std::to_string(grain.min_partition));
+  plan.piece_size = piece;
+  for (auto &p : plan.parts) {
+    p.first_piece = plan.groups;
+    p.pieces = p.planned / piece;
+    plan.groups += p.pieces;
+  }
+  const unsigned fit = max_groups(sm_count, piece);
+  if (plan.groups > fit)
+    reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+           "this needs " + std::to_string(plan.groups) + " pieces of " + std::to_string(piece) +
+               " SMs from one split, but at most " + std::to_string(fit) + " fit in " +
+               std::to_string(sm_count) + " SMs");
+  if (request.rest)
+    plan.parts.push_back({0, sm_count - total, true, 0, 0, {}});
+  return plan;
+}
+
+} // namespace greenctx
