@@ -49,6 +49,8 @@ step compat-tests "$bin/tests/greenctx_cuda_compat_tests" --gtest_output="json:$
 step compat-workqueue-32 env CUDA_DEVICE_MAX_CONNECTIONS=32 "$bin/tests/greenctx_cuda_compat_tests" \
   --gtest_filter='*workqueue*'
 step cpu-tests env GREENCTX_CLI="$cli" GREENCTX_SOURCE_DIR="$PWD" "$bin/tests/greenctx_cpu_tests"
+step lib-tests "$bin/tests/greenctx_lib_tests"
+step plan-tests "$bin/tests/greenctx_plan_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
 step verify-16-rest "$cli" verify 16,rest
 step verify-8-8-rest "$cli" verify 8,8,rest
