@@ -3,9 +3,10 @@
 
 #include "driver/driver_api.hpp"
 #include "greenctx/core/event.hpp"
-#include "greenctx/lab/occupancy.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
+#include "greenctx/lab/occupancy.hpp"
+#include "greenctx/plan/group_params.hpp"
 
 #include <algorithm>
 #include <map>
@@ -164,7 +165,7 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     if (desc->needs_cluster_check && c >= 2) {
       // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver:
       // prove that the group runs what its coscheduledSmCount promised.
-      const unsigned want = desc->exact ? desc->sms / c : 1;
+      const unsigned want = clusters_promised(desc->sms, c, !desc->exact);
       const unsigned got = max_active_sm_clusters(made->ref, c);
       if (got < want)
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,

@@ -1,6 +1,7 @@
 #include "greenctx/plan/granularity.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace greenctx {
 
@@ -78,6 +79,28 @@ std::string valid_sizes_summary(unsigned available, granularity g) {
     out += ", " + std::to_string(last_step);
   if (last_step != available)
     out += " or " + std::to_string(available) + " (all)";
+  return out;
+}
+
+std::vector<unsigned> valid_counts(unsigned available, granularity g) {
+  std::vector<unsigned> out;
+  if (available < g.min_partition)
+    return out;
+  for (unsigned n = 1; n <= available; ++n)
+    if (round_group_size(n, g, available).size == n)
+      out.push_back(n);
+  return out;
+}
+
+neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid) {
+  neighbours out;
+  const auto at = std::lower_bound(valid.begin(), valid.end(), n);
+  if (at != valid.end() && *at == n)
+    return {n, n};
+  if (at != valid.begin())
+    out.below = *std::prev(at);
+  if (at != valid.end())
+    out.above = *at;
   return out;
 }
 

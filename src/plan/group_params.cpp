@@ -186,4 +186,10 @@ void apply_group_defaults(std::span<sm_group_params> groups, const group_limits 
   }
 }
 
+unsigned clusters_promised(unsigned sms, unsigned coscheduled, bool backfill) noexcept {
+  if (coscheduled < 2)
+    return 0;
+  return backfill ? 1 : sms / coscheduled;
+}
+
 } // namespace greenctx

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <vector>
@@ -204,3 +205,30 @@ TEST(ValidSizesSummary, TooFewSmsListsNoSize) {
 }
 
 } // namespace
+
+// ---- the sizes a split gives exactly (greenctx scale --sms checks against them) -------------------
+
+TEST(ValidCounts, HopperStepsOfEightAndTheWholeGpu) {
+  const auto v = greenctx::valid_counts(132, greenctx::granularity{8, 8});
+  ASSERT_EQ(v.size(), 17u);
+  EXPECT_EQ(v.front(), 8u);
+  EXPECT_EQ(v[1], 16u);
+  EXPECT_EQ(v[15], 128u);
+  EXPECT_EQ(v.back(), 132u); // all SMs, off the step, is one group
+  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+}
+
+TEST(ValidCounts, FinerGranularitiesAndSmallDevices) {
+  const auto fine = greenctx::valid_counts(132, {2, 2}); // IgnoreSmCoscheduling on the H200
+  EXPECT_EQ(fine.size(), 66u);
+  EXPECT_EQ(fine.front(), 2u);
+  const auto ampere = greenctx::valid_counts(108, {4, 2}); // CC 8.x: minimum 4, steps of 2
+  EXPECT_EQ(ampere.front(), 4u);
+  EXPECT_EQ(ampere[1], 6u);
+  EXPECT_EQ(ampere.back(), 108u);
+  const auto odd = greenctx::valid_counts(133, {2, 2});
+  EXPECT_EQ(odd[odd.size() - 2], 132u);
+  EXPECT_EQ(odd.back(), 133u);
+  EXPECT_TRUE(greenctx::valid_counts(4, greenctx::granularity{8, 8}).empty());
+  EXPECT_EQ(greenctx::valid_counts(8, greenctx::granularity{8, 8}), std::vector<unsigned>{8});
+}

@@ -165,3 +165,14 @@ TEST(ParseGroupParams, BadItemsAreNamed) {
 
 } // namespace
 } // namespace greenctx
+
+TEST(GroupParams, ClustersPromisedFollowTheGroupsUnitsAndBackfill) {
+  using greenctx::clusters_promised;
+  EXPECT_EQ(clusters_promised(16, 8, false), 2u);
+  EXPECT_EQ(clusters_promised(28, 4, false), 7u);
+  EXPECT_EQ(clusters_promised(28, 8, false), 3u); // only whole units
+  EXPECT_EQ(clusters_promised(28, 8, true), 1u);  // Backfill promises one cluster
+  EXPECT_EQ(clusters_promised(4, 8, false), 0u);  // smaller than one unit: nothing whole
+  EXPECT_EQ(clusters_promised(16, 1, false), 0u); // no co-scheduling, no promise
+  EXPECT_EQ(clusters_promised(16, 0, true), 0u);
+}

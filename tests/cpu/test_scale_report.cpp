@@ -43,31 +43,6 @@ std::string check_error(const std::vector<unsigned> &counts, unsigned device_sms
 
 // ---- valid counts ------------------------------------------------------------------------------
 
-TEST(ScaleCounts, HopperStepsOfEightAndTheWholeGpu) {
-  const auto v = valid_counts(132, hopper);
-  ASSERT_EQ(v.size(), 17u);
-  EXPECT_EQ(v.front(), 8u);
-  EXPECT_EQ(v[1], 16u);
-  EXPECT_EQ(v[15], 128u);
-  EXPECT_EQ(v.back(), 132u); // all SMs, off the step, is one group
-  EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
-}
-
-TEST(ScaleCounts, FinerGranularitiesAndSmallDevices) {
-  const auto fine = valid_counts(132, {2, 2}); // IgnoreSmCoscheduling on the H200
-  EXPECT_EQ(fine.size(), 66u);
-  EXPECT_EQ(fine.front(), 2u);
-  const auto ampere = valid_counts(108, {4, 2}); // CC 8.x: minimum 4, steps of 2
-  EXPECT_EQ(ampere.front(), 4u);
-  EXPECT_EQ(ampere[1], 6u);
-  EXPECT_EQ(ampere.back(), 108u);
-  const auto odd = valid_counts(133, {2, 2});
-  EXPECT_EQ(odd[odd.size() - 2], 132u);
-  EXPECT_EQ(odd.back(), 133u);
-  EXPECT_TRUE(valid_counts(4, hopper).empty());
-  EXPECT_EQ(valid_counts(8, hopper), std::vector<unsigned>{8});
-}
-
 TEST(ScaleCounts, NearestValidAndDescription) {
   const auto v = valid_counts(132, hopper);
   auto n = nearest_valid(12, v);

@@ -163,7 +163,7 @@ int run_scale(const scale_options &opt) {
     device_sms = all.sm_count();
     const granularity grain =
         effective_granularity(all.grain(), all.compute_capability_major(), flags);
-    const std::vector<unsigned> valid = scale::valid_counts(device_sms, grain);
+    const std::vector<unsigned> valid = valid_counts(device_sms, grain);
     if (opt.sms_given)
       scale::check_sm_list(counts, valid, device_sms);
     else

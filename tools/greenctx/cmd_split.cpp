@@ -58,8 +58,8 @@ std::vector<group_check> check_groups(const device &dev, const group_split_resul
     c.sms_used = static_cast<unsigned>(probe.sms_used().size());
     if (dev.compute_capability().first >= 9 && g.coscheduled >= 2) {
       c.clusters = max_active_sm_clusters(gc, g.coscheduled);
-      const bool exact = !(r.params[i].flags & sm_group_backfill);
-      c.clusters_promised = exact ? c.context_sms / g.coscheduled : 1;
+      const bool backfill = r.params[i].flags & sm_group_backfill;
+      c.clusters_promised = clusters_promised(c.context_sms, g.coscheduled, backfill);
     }
     out.push_back(c);
   }

@@ -160,28 +160,6 @@ double nice_step(double range, double ticks) {
 
 } // namespace
 
-std::vector<unsigned> valid_counts(unsigned available, granularity g) {
-  std::vector<unsigned> out;
-  if (available < g.min_partition)
-    return out;
-  for (unsigned n = 1; n <= available; ++n)
-    if (round_group_size(n, g, available).size == n)
-      out.push_back(n);
-  return out;
-}
-
-neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid) {
-  neighbours out;
-  const auto at = std::lower_bound(valid.begin(), valid.end(), n);
-  if (at != valid.end() && *at == n)
-    return {n, n};
-  if (at != valid.begin())
-    out.below = *std::prev(at);
-  if (at != valid.end())
-    out.above = *at;
-  return out;
-}
-
 std::string describe_counts(const std::vector<unsigned> &valid) {
   if (valid.size() <= 6)
     return join(valid, ", ");

@@ -16,19 +16,6 @@
 
 namespace greenctx::scale {
 
-/// Every SM count that one group of a split of `available` SMs has exactly, ascending: the sizes
-/// that round_group_size(n, g, available) leaves unchanged (the minimum partition, then steps of
-/// the alignment, and `available` itself, which is always a valid group). Empty when `available`
-/// is below the minimum partition.
-std::vector<unsigned> valid_counts(unsigned available, granularity g);
-
-/// The valid counts next to `n`: the largest below it and the smallest above it (n itself when it
-/// is valid, in both).
-struct neighbours {
-  std::optional<unsigned> below, above;
-};
-neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid);
-
 /// "8, 16, 24, ..., 128, 132" for people (the whole list when it is short).
 std::string describe_counts(const std::vector<unsigned> &valid);
 

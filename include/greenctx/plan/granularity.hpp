@@ -2,7 +2,9 @@
 // becomes the count the driver hands out. Pure code: no driver, no GPU.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace greenctx {
 
@@ -65,5 +67,18 @@ unsigned max_groups(unsigned available, unsigned size);
 /// The valid group sizes from the minimum partition up to `available`, in steps of the alignment,
 /// with `available` itself last when it is not on a step (the whole resource is always valid).
 std::string valid_sizes_summary(unsigned available, granularity g);
+
+/// Every SM count that one group of a split of `available` SMs has exactly, ascending: the sizes
+/// that round_group_size(n, g, available) leaves unchanged (the minimum partition, then steps of
+/// the alignment, and `available` itself, which is always a valid group). Empty when `available`
+/// is below the minimum partition.
+std::vector<unsigned> valid_counts(unsigned available, granularity g);
+
+/// The valid counts next to `n`: the largest below it and the smallest above it (n itself when it
+/// is valid, in both).
+struct neighbours {
+  std::optional<unsigned> below, above;
+};
+neighbours nearest_valid(unsigned n, const std::vector<unsigned> &valid);
 
 } // namespace greenctx

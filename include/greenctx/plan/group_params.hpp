@@ -65,4 +65,10 @@ std::string to_string(const sm_group_params &p);
 /// by the split itself to explain a discovered or backfilled count.
 std::string sm_count_problem(const sm_group_params &p, const group_limits &limits);
 
+/// How many clusters of `coscheduled` SMs a group of `sms` SMs promises to run at once, the rule
+/// both `greenctx split` and cudaGreenCtxCreate check with the occupancy calculator: every SM in a
+/// whole co-scheduled unit (sms / coscheduled) for a group without Backfill, at least one with
+/// Backfill. 0 when `coscheduled` is below 2 (no cluster promise).
+unsigned clusters_promised(unsigned sms, unsigned coscheduled, bool backfill) noexcept;
+
 } // namespace greenctx
