@@ -483,7 +483,6 @@ cudaError_t greenctx_cudaDevResourceGenerateDesc(cudaDevResourceDesc_t *desc,
       try {
         return detail::driver().version >= 13010;
       } catch (const error &) { // no driver: a work-queue-only descriptor needs none yet
-        clear_last_error();
         return false;
       }
     }();

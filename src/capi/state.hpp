@@ -90,7 +90,15 @@ void export_splittable(const sm_resource &sms, int ordinal, cudaDevResource &out
 
 // --- implementation of guarded ---------------------------------------------------------------
 
+/// Turns the exception in flight into a cudaError_t and records its explanation as the thread's
+/// last error (and in GREENCTX_LOG_FILE): the one place where C API failures are recorded.
 cudaError_t translate_current_exception() noexcept;
+
+/// Forgets the calling thread's last error (a C API call that succeeds).
+void clear_last_error() noexcept;
+
+/// The calling thread's last recorded explanation ("" when none).
+std::string last_error_message();
 
 template <class F> cudaError_t guarded(F &&body) noexcept {
   try {

@@ -92,7 +92,7 @@ const load_result &loaded() {
 
 const driver_api &driver() {
   const auto &r = loaded();
-  if (r.failure) // a fresh error each time, so that every failing call records its explanation
+  if (r.failure) // a fresh error each time: the remembered one may be in flight on another thread
     throw error(r.failure->code(), r.failure->api(), r.failure->what());
   return r.api;
 }

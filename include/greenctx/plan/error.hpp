@@ -56,15 +56,6 @@ public:
   using error::error;
 };
 
-/// The explanation of the last greenctx::error created on the calling thread, or "" when there is
-/// none: for callers that receive only a code (the C API) or catch far from the failure. Every
-/// error is also appended, one line each, to the file named by GREENCTX_LOG_FILE when it is set
-/// (like the driver's CUDA_LOG_FILE).
-std::string last_error_message();
-
-/// Forgets the calling thread's last error.
-void clear_last_error() noexcept;
-
 /// "12.5" for 12050.
 std::string format_cuda_version(int version);
 
