@@ -1,8 +1,9 @@
 #include "greenctx/plan/partition_plan.hpp"
 
+#include "greenctx/plan/decimal.hpp"
 #include "greenctx/plan/error.hpp"
 
-#include <charconv>
+#include <optional>
 #include <numeric>
 
 namespace greenctx {
@@ -12,13 +13,7 @@ namespace {
   throw request_error(code, api, message);
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
-}
+constexpr unsigned long long max_request_sms = 1u << 20; // far above any GPU
 
 constexpr const char *parse_api = "greenctx::parse_partition_request";
 constexpr const char *plan_api = "greenctx::plan_partitions";
@@ -36,17 +31,13 @@ std::string partition_request::to_string() const {
 
 partition_request parse_partition_request(std::string_view text) {
   partition_request request;
-  const std::string_view whole = trim(text);
+  const std::string_view whole = trim_blanks(text);
   if (whole.empty())
     reject(parse_api, CUDA_ERROR_INVALID_VALUE,
            "empty split: give SM counts separated by commas, optionally ending in 'rest' "
            "(for example 16,rest or 8,8,rest)");
-  std::size_t start = 0;
   unsigned index = 0;
-  while (start <= whole.size()) {
-    const std::size_t comma = whole.find(',', start);
-    const std::size_t end = comma == std::string_view::npos ? whole.size() : comma;
-    const std::string_view item = trim(whole.substr(start, end - start));
+  for (const std::string_view item : list_entries(whole)) {
     ++index;
     const std::string where = "item " + std::to_string(index) + " of '" + std::string(whole) + "'";
     if (request.rest)
@@ -56,31 +47,23 @@ partition_request parse_partition_request(std::string_view text) {
       reject(parse_api, CUDA_ERROR_INVALID_VALUE, where + " is empty: remove the extra comma");
     if (item == "rest") {
       request.rest = true;
-    } else if (item.front() == '-') {
+      continue;
+    }
+    if (item.front() == '-')
       reject(parse_api, CUDA_ERROR_INVALID_VALUE,
              where + " is negative (" + std::string(item) + "): SM counts are positive");
-    } else {
-      unsigned long long value = 0;
-      const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (ec == std::errc::result_out_of_range)
-        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
-               where + " (" + std::string(item) + ") is far larger than any GPU's SM count");
-      if (ec != std::errc() || ptr != item.data() + item.size())
-        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
-               where + " ('" + std::string(item) +
-                   "') is neither a whole number of SMs nor 'rest'");
-      if (value == 0)
-        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
-               where + " asks for 0 SMs: every partition needs at least the minimum partition "
-                       "size (8 on CC 9.0)");
-      if (value > 1u << 20)
-        reject(parse_api, CUDA_ERROR_INVALID_VALUE,
-               where + " (" + std::string(item) + ") is far larger than any GPU's SM count");
-      request.counts.push_back(static_cast<unsigned>(value));
-    }
-    if (comma == std::string_view::npos)
-      break;
-    start = comma + 1;
+    if (item.find_first_not_of("0123456789") != std::string_view::npos)
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+             where + " ('" + std::string(item) + "') is neither a whole number of SMs nor 'rest'");
+    const std::optional<unsigned long long> value = read_decimal(item, max_request_sms);
+    if (!value)
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+             where + " (" + std::string(item) + ") is far larger than any GPU's SM count");
+    if (*value == 0)
+      reject(parse_api, CUDA_ERROR_INVALID_VALUE,
+             where + " asks for 0 SMs: every partition needs at least the minimum partition "
+                     "size (8 on CC 9.0)");
+    request.counts.push_back(static_cast<unsigned>(*value));
   }
   return request;
 }

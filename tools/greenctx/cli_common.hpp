@@ -1,7 +1,7 @@
 // Shared pieces of the greenctx command-line tool: exit codes, error reporting, small formatters.
 #pragma once
 
-#include "decimal.hpp"
+#include <greenctx/plan/decimal.hpp>
 
 #include <greenctx/greenctx.hpp>
 

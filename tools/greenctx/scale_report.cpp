@@ -1,5 +1,5 @@
 #include "scale_report.hpp"
-#include "decimal.hpp"
+#include <greenctx/plan/decimal.hpp>
 #include "report_text.hpp"
 
 #include <greenctx/plan/error.hpp>
@@ -169,11 +169,11 @@ std::string describe_counts(const std::vector<unsigned> &valid) {
 
 std::vector<unsigned> parse_sm_list(std::string_view text) {
   constexpr const char *example = "e.g. --sms 8,16,32 (see greenctx info for the valid counts)";
-  if (cli::trim_blanks(text).empty())
+  if (trim_blanks(text).empty())
     reject(fmt::format("--sms is empty: give SM counts separated by commas, {}", example));
   std::vector<unsigned> counts;
   unsigned index = 0;
-  for (const std::string_view item : cli::list_entries(text)) {
+  for (const std::string_view item : list_entries(text)) {
     const std::string where = fmt::format("--sms entry {}", ++index);
     if (item.empty())
       reject(fmt::format("{} is empty ('{}'): separate SM counts with single commas, {}", where,
@@ -182,7 +182,7 @@ std::vector<unsigned> parse_sm_list(std::string_view text) {
       reject(fmt::format("{} ('{}') is not a whole number of SMs in decimal (digits 0-9 only: no "
                          "sign, 0x or exponent): {}",
                          where, item, example));
-    const std::optional<unsigned long long> read = cli::read_decimal(item, max_sms);
+    const std::optional<unsigned long long> read = read_decimal(item, max_sms);
     if (!read)
       reject(fmt::format("{} ({}) is far more than any GPU's SM count", where, item));
     const unsigned long long value = *read;

@@ -20,7 +20,7 @@ namespace greenctx::scale {
 std::string describe_counts(const std::vector<unsigned> &valid);
 
 /// Parses `--sms` ("8,16,32"; spaces around entries are ignored) before any driver call. Each
-/// entry is decimal digits only, as every number of the CLI (cli::read_decimal: "016" is 16).
+/// entry is decimal digits only, as every number of the CLI (read_decimal: "016" is 16).
 /// Throws request_error (code CUDA_ERROR_INVALID_VALUE) for an empty list or entry, an entry that
 /// is not a whole number in decimal, 0, a count listed twice, or a list out of increasing order.
 std::vector<unsigned> parse_sm_list(std::string_view text);

@@ -1,8 +1,8 @@
-// Whole numbers as people type them on the command line: decimal digits and nothing else. One rule
-// for every integer option of every subcommand (through cli::decimal, cli_common.hpp) and every
-// entry of a list of numbers the CLI parses itself (scale's --sms, run's --device), so that
+// Whole numbers as people type them: decimal digits and nothing else. One rule for every list of SM
+// counts ("16,rest", scale's --sms), every integer option of the CLI (through cli::decimal,
+// cli_common.hpp) and every entry of a list the CLI parses itself (run's --device), so that
 // "--sms 016" is 16 everywhere and "0x10", "-1", "+5", "1e3" or " 16" are refused everywhere,
-// before any driver call. Header-only and pure: the report library and the CPU tests use it too.
+// before any driver call. Header-only and pure.
 #pragma once
 
 #include <climits>
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace greenctx::cli {
+namespace greenctx {
 
 /// Reads `text` as a whole number written in decimal: one or more of the digits 0-9 and nothing
 /// else. Leading zeros are read as decimal ("016" is 16, never octal). nullopt for anything else
@@ -74,4 +74,4 @@ inline std::vector<std::string_view> list_entries(std::string_view text) {
   }
 }
 
-} // namespace greenctx::cli
+} // namespace greenctx
