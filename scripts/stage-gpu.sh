@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf build-gpu
-for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests tests/greenctx_lib_tests tests/greenctx_plan_tests \
+for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
+         tests/greenctx_lib_tests tests/greenctx_plan_tests \
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
          tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
          examples/greenctx_quickstart examples/greenctx_runtime_api \

@@ -6,29 +6,30 @@
 
 namespace greenctx {
 
-const char *availability_name(availability a) noexcept {
+namespace {
+
+struct availability_words {
+  const char *name;        // for machines
+  const char *description; // for people
+};
+
+availability_words words_of(availability a) noexcept {
   switch (a) {
   case availability::native:
-    return "native";
+    return {"native", "native"};
   case availability::greenctx:
-    return "greenctx";
+    return {"greenctx", "provided by greenctx"};
   case availability::missing:
-    return "missing";
+    return {"missing", "not available"};
   }
-  return "?";
+  return {"?", "?"};
 }
 
-const char *availability_description(availability a) noexcept {
-  switch (a) {
-  case availability::native:
-    return "native";
-  case availability::greenctx:
-    return "provided by greenctx";
-  case availability::missing:
-    return "not available";
-  }
-  return "?";
-}
+} // namespace
+
+const char *availability_name(availability a) noexcept { return words_of(a).name; }
+
+const char *availability_description(availability a) noexcept { return words_of(a).description; }
 
 std::string result_name(CUresult code) noexcept {
   try {
