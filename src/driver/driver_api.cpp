@@ -90,10 +90,11 @@ const load_result &loaded() {
 
 } // namespace
 
-const driver_api &driver() {
+const driver_api &load_driver() {
   const auto &r = loaded();
   if (r.failure) // a fresh error each time: the remembered one may be in flight on another thread
     throw error(r.failure->code(), r.failure->api(), r.failure->what());
+  loaded_table.store(&r.api, std::memory_order_release);
   return r.api;
 }
 
@@ -106,19 +107,11 @@ const driver_api *driver_if_loaded() noexcept {
   }
 }
 
-void require(const void *entry, const char *name, int version) {
-  if (!entry)
-    throw unsupported_error(name, version, driver().version);
+void throw_unsupported(const char *name, int version) {
+  throw unsupported_error(name, version, driver().version);
 }
 
-void check(CUresult code, const char *api) {
-  if (code != CUDA_SUCCESS)
-    check(code, api, std::string());
-}
-
-void check(CUresult code, const char *api, const std::string &context) {
-  if (code == CUDA_SUCCESS)
-    return;
+void throw_driver_error(CUresult code, const char *api, const std::string &context) {
   std::string message = std::string(api) + " failed: " + result_name(code);
   const char *description = nullptr;
   if (const auto *d = driver_if_loaded(); d && d->cuGetErrorString)

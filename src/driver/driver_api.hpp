@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
 #include <string>
 
 namespace greenctx::detail {
@@ -97,22 +98,49 @@ struct driver_api {
   std::string library_path; // what dlopen was given
 };
 
+/// The table once the driver has loaded successfully (null before, and for ever when it failed):
+/// the fast path of driver() reads it without a call.
+inline std::atomic<const driver_api *> loaded_table{nullptr};
+
+/// driver()'s first call and its failures: loads the driver once, publishes the table in
+/// loaded_table, or throws the remembered failure.
+const driver_api &load_driver();
+
 /// The loaded driver, opened and initialised (cuInit) once per process, on first use.
 /// Throws greenctx::error when there is no driver or cuInit fails (the message says which, and
 /// the failure is remembered: later calls throw the same error without trying again).
-const driver_api &driver();
+inline const driver_api &driver() {
+  if (const driver_api *api = loaded_table.load(std::memory_order_acquire)) [[likely]]
+    return *api;
+  return load_driver();
+}
 
 /// The loaded driver, or null when there is none (never throws).
 const driver_api *driver_if_loaded() noexcept;
 
+/// Throws unsupported_error naming `name` and `version` (require's slow path).
+[[noreturn]] void throw_unsupported(const char *name, int version);
+
 /// Throws unsupported_error naming `name` and `version` when `entry` is null.
-void require(const void *entry, const char *name, int version);
+inline void require(const void *entry, const char *name, int version) {
+  if (!entry) [[unlikely]]
+    throw_unsupported(name, version);
+}
+
+/// Throws greenctx::error(code, api, driver's description, context) (check's slow path).
+[[noreturn]] void throw_driver_error(CUresult code, const char *api, const std::string &context);
 
 /// Throws greenctx::error(code, api, driver's description) when code != CUDA_SUCCESS.
-void check(CUresult code, const char *api);
+inline void check(CUresult code, const char *api) {
+  if (code != CUDA_SUCCESS) [[unlikely]]
+    throw_driver_error(code, api, std::string());
+}
 
 /// Like check, with extra context appended to the message.
-void check(CUresult code, const char *api, const std::string &context);
+inline void check(CUresult code, const char *api, const std::string &context) {
+  if (code != CUDA_SUCCESS) [[unlikely]]
+    throw_driver_error(code, api, context);
+}
 
 } // namespace greenctx::detail
 
