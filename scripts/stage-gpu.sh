@@ -15,6 +15,8 @@ for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tes
 done
 # Google Benchmark is shared on Debian; the benchmark finds it beside itself ($ORIGIN).
 cp -L "$(ldd build/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" build-gpu/bench/
+# The CLI's GPU checks as ctest tests of this folder: `ctest --test-dir build-gpu -L gpu`.
+tests/cli_gpu/run-check.sh --ctest-file > build-gpu/CTestTestfile.cmake
 # The device copy of the tree has no git history: record what was built.
 git describe --always --dirty > build-gpu/COMMIT 2>/dev/null || echo unknown > build-gpu/COMMIT
 du -sh build-gpu
