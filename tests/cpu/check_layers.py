@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The library's layers, checked on its sources: each file includes only its own layer and the
+layers below it (plan < driver < core < lab < capi), public headers or private ones.
+
+src/CMakeLists.txt links each layer only to the one below, which catches a call upward at link
+time; this catches an include upward, which the shared private include root (src/) would allow.
+Usage: check_layers.py SOURCE_DIR. Exits 1 and names each offending line.
+"""
+import pathlib
+import re
+import sys
+
+LAYERS = ["plan", "driver", "core", "lab", "capi"]
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
+
+
+def layer_of_include(path):
+    """The layer a greenctx include belongs to, or None for anything else."""
+    parts = path.split("/")
+    if parts[0] == "greenctx":
+        if parts[1:] == ["cuda_compat.h"]:
+            return "capi"
+        if parts[1:] == ["greenctx.hpp"]:
+            return "capi"  # the umbrella holds every layer
+        return parts[1] if len(parts) > 2 and parts[1] in LAYERS else None
+    return parts[0] if len(parts) > 1 and parts[0] in LAYERS else None
+
+
+def files_of(root, layer):
+    for base in (root / "src" / layer, root / "include" / "greenctx" / layer):
+        for f in sorted(base.rglob("*")):
+            if f.suffix in (".hpp", ".h", ".cpp", ".cu", ".cuh"):
+                yield f
+    if layer == "capi":
+        yield root / "include" / "greenctx" / "cuda_compat.h"
+
+
+def main():
+    root = pathlib.Path(sys.argv[1])
+    problems, checked = [], 0
+    for rank, layer in enumerate(LAYERS):
+        for f in files_of(root, layer):
+            checked += 1
+            for number, line in enumerate(f.read_text().splitlines(), 1):
+                m = INCLUDE.match(line)
+                target = layer_of_include(m.group(1)) if m else None
+                if target and LAYERS.index(target) > rank:
+                    problems.append(f"{f.relative_to(root)}:{number}: the {layer} layer includes "
+                                    f"{m.group(1)} of the {target} layer, which is above it")
+    if checked < 20:
+        problems.append(f"only {checked} files found under {root}: wrong source folder?")
+    for p in problems:
+        print(p)
+    print(f"{checked} files checked, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
