@@ -1,9 +1,9 @@
 #include "greenctx/plan/group_params.hpp"
+#include "greenctx/plan/decimal.hpp"
 
 #include "greenctx/plan/error.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <vector>
 
@@ -36,13 +36,10 @@ std::vector<unsigned> coscheduled_dividing(unsigned sm_count, const group_limits
 
 namespace {
 
-// A whole number in [0, 2^20], or nullopt.
+// A whole number in [0, 2^20] written in decimal digits only (read_decimal), or nullopt.
 std::optional<unsigned> read_count(std::string_view s) {
-  unsigned long long v = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || v > (1u << 20))
-    return std::nullopt;
-  return static_cast<unsigned>(v);
+  const std::optional<unsigned long long> v = read_decimal(s, 1u << 20);
+  return v ? std::optional<unsigned>(static_cast<unsigned>(*v)) : std::nullopt;
 }
 
 } // namespace
