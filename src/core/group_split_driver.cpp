@@ -105,6 +105,11 @@ split_backend driver_backend() {
 
 group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
                                 bool dry_run) {
+  return split_groups(input, params, {}, dry_run);
+}
+
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                const std::vector<split_unit> &units, bool dry_run) {
   if (input.native().type != CU_DEV_RESOURCE_TYPE_SM)
     throw request_error(CUDA_ERROR_INVALID_RESOURCE_TYPE, "greenctx::split_groups",
                         "the input is not an SM resource");
@@ -113,7 +118,8 @@ group_split_result split_groups(const sm_resource &input, std::span<sm_group_par
   apply_group_defaults(params, limits);
   if (detail::driver().cuDevSmResourceSplit)
     return split_natively(input, params, dry_run);
-  return plan_group_split(input, params, limits, driver_backend(), dry_run);
+  return plan_group_split(input, params, units.empty() ? available_units(limits) : units, limits,
+                          driver_backend(), dry_run);
 }
 
 } // namespace greenctx

@@ -1,6 +1,7 @@
 #include "greenctx/core/partition.hpp"
 
 #include "greenctx/plan/error.hpp"
+#include "greenctx/core/group_split.hpp"
 #include "greenctx/core/split.hpp"
 
 namespace greenctx {
@@ -19,38 +20,40 @@ partition_set partition_set::create(const device &dev, const partition_request &
   set.plan_ = plan_partitions(request, all.sm_count(), grain, flags);
 
   if (set.plan_.groups == 0) {
-    // "rest" alone: one partition over the whole device.
-    set.parts_.push_back({0, true, {}, green_context::create(descriptor::from(all))});
+    // "rest" alone, or one partition of every SM: the whole device, no split.
+    const auto &p = set.plan_.parts.front();
+    set.parts_.push_back(
+        {p.requested, p.rest, p.rounding, green_context::create(descriptor::from(all))});
     return set;
   }
 
-  const split_result split = split_by_count(all, set.plan_.groups, set.plan_.piece_size, flags);
-  if (split.groups.size() < set.plan_.groups)
+  // The heterogeneous-split planner makes the partitions as groups of one split into the plan's
+  // pieces (natively on a 13.1 driver); "rest" is what it leaves.
+  std::vector<sm_group_params> params = to_group_params(set.plan_);
+  group_split_result made;
+  try {
+    made = split_groups(all, params, {split_unit_of(set.plan_)});
+  } catch (const request_error &e) {
     throw request_error(
-        CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-        "'" + request.to_string() + "' needs " + std::to_string(set.plan_.groups) + " pieces of " +
-            std::to_string(set.plan_.piece_size) +
-            " SMs from one split, but the driver made only " + std::to_string(split.groups.size()) +
-            " (" + split.explanation() +
-            "). The driver places groups within the GPU's SM clusters, so fewer fit than the SM "
+        e.code(), api,
+        "'" + request.to_string() + "' cannot be made from one split into pieces of " +
+            std::to_string(set.plan_.piece_size) + " SMs: " + e.what() +
+            " The driver places groups within the GPU's SM clusters, so fewer fit than the SM "
             "count suggests; ask for fewer or larger partitions");
-
+  }
+  std::size_t next = 0;
   for (const auto &p : set.plan_.parts) {
     std::vector<sm_resource> pieces;
     if (p.rest) {
-      if (split.remainder.empty())
+      if (made.remainder.empty())
         throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-                            "the split left no SMs for 'rest' (" + split.explanation() + ")");
-      pieces.push_back(split.remainder);
+                            "the split left no SMs for 'rest' (" + made.explanation() + ")");
+      pieces = made.remainder.pieces;
     } else {
-      pieces.assign(split.groups.begin() + p.first_piece,
-                    split.groups.begin() + p.first_piece + p.pieces);
+      pieces = made.groups.at(next++).pieces;
     }
-    std::string rounding = p.rounding;
-    if (!split.size.reason.empty() && split.size.size != set.plan_.piece_size)
-      rounding += (rounding.empty() ? "" : "; ") + split.size.reason;
     set.parts_.push_back(
-        {p.requested, p.rest, rounding, green_context::create(descriptor::from(pieces))});
+        {p.requested, p.rest, p.rounding, green_context::create(descriptor::from(pieces))});
   }
   return set;
 }

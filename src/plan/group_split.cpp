@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
+#include <numeric>
 #include <utility>
 
 namespace greenctx {
@@ -200,44 +202,112 @@ std::vector<split_unit> available_units(const group_limits &limits) {
   return units;
 }
 
+namespace {
+
+// What one run makes when its input is split into pieces of `unit`.
+struct run_attempt {
+  std::vector<sm_group> groups;
+  std::vector<group_outcome> outcomes;
+  free_pool pool;
+
+  bool all_made() const {
+    return std::all_of(outcomes.begin(), outcomes.end(),
+                       [](const group_outcome &o) { return o.ok(); });
+  }
+};
+
+run_attempt attempt_run(const sm_resource &input, const run_plan &run, const split_unit &unit,
+                        unsigned index, std::span<const sm_group_params> params,
+                        const split_backend &backend, bool larger_than_alignment) {
+  run_attempt a;
+  if (!input.empty()) {
+    auto [pieces, rest] = backend.split(input, unit.size, unit.ignore_coscheduling);
+    a.pool.pieces.assign(pieces.begin(), pieces.end());
+    a.pool.rest = rest;
+    a.pool.piece_size = pieces.empty() ? unit.size : pieces.front().sm_count();
+  }
+  for (std::size_t i = run.first; i < run.end; ++i) {
+    group_outcome o;
+    o.requested = params[i].sm_count;
+    o.run = index;
+    o.unit = a.pool.piece_size ? a.pool.piece_size : unit.size;
+    o.ignore_coscheduling_pieces = unit.ignore_coscheduling;
+    sm_group g;
+    g.pieces = take_group(a.pool, params[i], o);
+    g.coscheduled = params[i].coscheduled_sm_count;
+    // IgnoreSmCoscheduling pieces carry no co-scheduling promise, and neither does a later run's
+    // input (an intermediate context of leftovers) nor a piece larger than the device's
+    // co-scheduled alignment: such groups are proved on creation.
+    g.needs_cluster_check = unit.ignore_coscheduling || index > 0 || larger_than_alignment;
+    g.run = index;
+    o.obtained = g.sm_count();
+    a.outcomes.push_back(std::move(o));
+    a.groups.push_back(std::move(g));
+  }
+  return a;
+}
+
+// Larger pieces for a run of fixed groups that the run's own unit could not place: multiples of
+// the unit that divide every group's size, largest first. A split into larger pieces can reach
+// SMs that pieces of the alignment cannot (measured on the H200: 15 pieces of 8 = 120 SMs, but
+// 8 pieces of 16 = 128), so {112, 16} or 64,64 fit that way.
+std::vector<unsigned> larger_units(std::span<const sm_group_params> params, const run_plan &run) {
+  if (run.unit.ignore_coscheduling)
+    return {}; // pieces of 2 already reach every SM
+  unsigned common = 0;
+  for (std::size_t i = run.first; i < run.end; ++i) {
+    if (params[i].sm_count == 0 || is_backfill(params[i]))
+      return {};
+    common = std::gcd(common, params[i].sm_count);
+  }
+  std::vector<unsigned> out;
+  for (unsigned m = common; m > run.unit.size; m -= run.unit.size)
+    if (common % m == 0 && m % run.unit.size == 0)
+      out.push_back(m);
+  return out;
+}
+
+} // namespace
+
 group_split_result plan_group_split(const sm_resource &input, std::span<sm_group_params> params,
+                                    const group_limits &limits, const split_backend &backend,
+                                    bool dry_run) {
+  return plan_group_split(input, params, available_units(limits), limits, backend, dry_run);
+}
+
+group_split_result plan_group_split(const sm_resource &input, std::span<sm_group_params> params,
+                                    const std::vector<split_unit> &units,
                                     const group_limits &limits, const split_backend &backend,
                                     bool dry_run) {
   group_split_result result;
   result.dry_run = dry_run;
-  const auto runs = form_runs(params, available_units(limits), limits);
+  const auto runs = form_runs(params, units, limits);
   result.runs = static_cast<unsigned>(runs.size());
   result.outcomes.resize(params.size());
   sm_resource current = input;
-  free_pool pool;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const run_plan &run = runs[r];
-    pool = free_pool{};
-    if (!current.empty()) {
-      auto [pieces, rest] = backend.split(current, run.unit.size, run.unit.ignore_coscheduling);
-      pool.pieces.assign(pieces.begin(), pieces.end());
-      pool.rest = rest;
-      pool.piece_size = pieces.empty() ? run.unit.size : pieces.front().sm_count();
+    const auto index = static_cast<unsigned>(r);
+    run_attempt made = attempt_run(current, run, run.unit, index, params, backend, false);
+    if (!made.all_made() && !current.empty()) {
+      for (unsigned m : larger_units(params, run)) {
+        run_attempt larger = attempt_run(current, run, {m, false}, index, params, backend, true);
+        if (larger.all_made()) {
+          for (auto &o : larger.outcomes)
+            o.note = "pieces of " + std::to_string(m) + ": pieces of " +
+                     std::to_string(run.unit.size) + " left too few SMs";
+          made = std::move(larger);
+          break;
+        }
+      }
     }
     for (std::size_t i = run.first; i < run.end; ++i) {
-      group_outcome &o = result.outcomes[i];
-      o.requested = params[i].sm_count;
-      o.run = static_cast<unsigned>(r);
-      o.unit = pool.piece_size ? pool.piece_size : run.unit.size;
-      o.ignore_coscheduling_pieces = run.unit.ignore_coscheduling;
-      sm_group g;
-      g.pieces = take_group(pool, params[i], o);
-      g.coscheduled = params[i].coscheduled_sm_count;
-      // IgnoreSmCoscheduling pieces carry no co-scheduling promise, and neither does a later
-      // run's input (an intermediate context of leftovers): such groups are proved on creation.
-      g.needs_cluster_check = run.unit.ignore_coscheduling || r > 0;
-      g.run = o.run;
-      o.obtained = g.sm_count();
+      result.outcomes[i] = made.outcomes[i - run.first];
       if (params[i].sm_count == 0)
-        params[i].sm_count = o.obtained; // discovery: written back, 0 included
-      result.groups.push_back(std::move(g));
+        params[i].sm_count = result.outcomes[i].obtained; // discovery: written back, 0 included
     }
-    auto left = pool.all();
+    std::move(made.groups.begin(), made.groups.end(), std::back_inserter(result.groups));
+    auto left = made.pool.all();
     if (r + 1 < runs.size())
       current = left.empty() ? sm_resource{} : backend.make_splittable(left);
     else

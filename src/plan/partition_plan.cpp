@@ -18,6 +18,14 @@ constexpr unsigned long long max_request_sms = 1u << 20; // far above any GPU
 constexpr const char *parse_api = "greenctx::parse_partition_request";
 constexpr const char *plan_api = "greenctx::plan_partitions";
 
+// An SM resource of `sms` SMs that only the arithmetic sees (no driver made it).
+sm_resource arithmetic_resource(unsigned sms, granularity grain) {
+  CUdevResource raw{};
+  raw.type = CU_DEV_RESOURCE_TYPE_SM;
+  raw.sm.smCount = sms;
+  return sm_resource(raw, 0, grain, 0);
+}
+
 } // namespace
 
 std::string partition_request::to_string() const {
@@ -108,12 +116,12 @@ partition_plan plan_partitions(const partition_request &request, unsigned sm_cou
            "the partitions take all " + std::to_string(sm_count) +
                " SMs: nothing is left for 'rest'. Remove 'rest' or ask for fewer SMs");
 
-  if (plan.parts.empty()) {
-    // "rest" alone: the whole device in one partition, no split.
-    plan.parts.push_back({0, sm_count, true, 0, 0, {}});
+  if (plan.parts.empty() || (plan.parts.size() == 1 && plan.parts[0].planned == sm_count)) {
+    // "rest" alone, or one partition of every SM: the device's resource as it is, no split.
+    if (plan.parts.empty())
+      plan.parts.push_back({0, sm_count, true, 0, 0, {}});
     return plan;
   }
-
   // One split call gives equal pieces; partitions of different sizes take several pieces each.
   unsigned piece = 0;
   for (const auto &p : plan.parts)
@@ -126,20 +134,46 @@ partition_plan plan_partitions(const partition_request &request, unsigned sm_cou
                "are multiples of " +
                std::to_string(grain.min_partition));
   plan.piece_size = piece;
-  for (auto &p : plan.parts) {
-    p.first_piece = plan.groups;
-    p.pieces = p.planned / piece;
-    plan.groups += p.pieces;
-  }
+  // Which pieces each partition takes is the heterogeneous-split planner's work, here on the
+  // arithmetic of a split (as many pieces as fit), as partition_set does on the driver.
+  std::vector<sm_group_params> params = to_group_params(plan);
   const unsigned fit = max_groups(sm_count, piece);
-  if (plan.groups > fit)
+  split_backend arithmetic;
+  arithmetic.split = [&](const sm_resource &input, unsigned unit, bool) {
+    return std::pair{std::vector<sm_resource>(fit, arithmetic_resource(unit, grain)),
+                     arithmetic_resource(input.sm_count() - fit * unit, grain)};
+  };
+  const group_split_result made =
+      plan_group_split(arithmetic_resource(sm_count, grain), params, {split_unit_of(plan)},
+                       group_limits{sm_count, grain.alignment, 0}, arithmetic, true);
+  unsigned needed = 0;
+  for (const auto &p : plan.parts)
+    needed += p.planned / piece;
+  if (!made.all_made())
     reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
-           "this needs " + std::to_string(plan.groups) + " pieces of " + std::to_string(piece) +
+           "this needs " + std::to_string(needed) + " pieces of " + std::to_string(piece) +
                " SMs from one split, but at most " + std::to_string(fit) + " fit in " +
                std::to_string(sm_count) + " SMs");
+  for (std::size_t i = 0; i < plan.parts.size(); ++i) {
+    plan.parts[i].first_piece = plan.groups;
+    plan.parts[i].pieces = made.outcomes[i].obtained / piece;
+    plan.groups += plan.parts[i].pieces;
+  }
   if (request.rest)
     plan.parts.push_back({0, sm_count - total, true, 0, 0, {}});
   return plan;
+}
+
+std::vector<sm_group_params> to_group_params(const partition_plan &plan) {
+  std::vector<sm_group_params> params;
+  for (const auto &p : plan.parts)
+    if (!p.rest) // a partition promises no clusters: the smallest co-scheduled unit, 2
+      params.push_back({p.planned, 2, 2, 0});
+  return params;
+}
+
+split_unit split_unit_of(const partition_plan &plan) {
+  return {plan.piece_size, any(plan.flags & split_flags::ignore_sm_coscheduling)};
 }
 
 } // namespace greenctx

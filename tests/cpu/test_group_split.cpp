@@ -29,8 +29,11 @@ struct fake_h200 {
     b.split = [this](const sm_resource &input, unsigned unit, bool ignore) {
       ++splits;
       const unsigned n = input.sm_count();
-      // 132 SMs in units of 8: the driver makes 15, not 16 (the GPCs' sizes).
-      const unsigned count = !ignore && n == 132 ? 15 : n / unit;
+      // 132 SMs with the default flags, as measured (spec section 5): 15 pieces of 8 (not 16:
+      // the GPCs' sizes), but 8 of 16, 5 of 24, 4 of 32, 2 of 64.
+      unsigned count = n / unit;
+      if (!ignore && n == 132)
+        count = unit == 8 ? 15 : unit == 16 ? 8 : unit == 24 ? 5 : unit == 32 ? 4 : count;
       const std::uint64_t origin = next_origin++;
       std::vector<sm_resource> pieces(count, fake_resource(unit, origin));
       return std::pair{pieces, fake_resource(n - count * unit, origin)};
@@ -119,6 +122,37 @@ TEST(group_split, one_run_means_every_piece_shares_one_split_call) {
     origins.insert(p.origin());
   EXPECT_EQ(origins.size(), 1u);
   EXPECT_EQ(gpu.splits, 1u);
+}
+
+// Issue 12 item 2: 112 + 16 SMs for clusters of 2 do not fit in 15 pieces of 8, but do in 8
+// pieces of 16 (128 SMs). Such groups carry no assumed promise: they are proved on creation.
+TEST(group_split, fixed_groups_that_pieces_of_8_cannot_place_use_larger_pieces) {
+  fake_h200 gpu;
+  std::vector<sm_group_params> params{{112, 2, 2, 0}, {16, 2, 2, 0}};
+  const auto r = plan(params, gpu);
+  EXPECT_EQ(counts(r), (std::vector<unsigned>{112, 16})) << r.explanation();
+  EXPECT_EQ(r.remainder_sms, 4u);
+  EXPECT_EQ(r.outcomes[0].unit, 16u);
+  EXPECT_TRUE(r.groups[0].needs_cluster_check);
+  EXPECT_TRUE(r.groups[1].needs_cluster_check);
+  EXPECT_NE(r.explanation().find("pieces of 8 left too few SMs"), std::string::npos)
+      << r.explanation();
+}
+
+TEST(group_split, the_largest_common_piece_comes_first) {
+  fake_h200 gpu;
+  std::vector<sm_group_params> params{{64, 8, 8, 0}, {64, 8, 8, 0}};
+  const auto r = plan(params, gpu);
+  EXPECT_EQ(counts(r), (std::vector<unsigned>{64, 64})) << r.explanation();
+  EXPECT_EQ(r.outcomes[1].unit, 64u);
+}
+
+TEST(group_split, pieces_of_8_stay_when_they_place_every_group) {
+  fake_h200 gpu;
+  std::vector<sm_group_params> params{{16, 2, 2, 0}, {32, 2, 2, 0}};
+  const auto r = plan(params, gpu);
+  EXPECT_EQ(r.outcomes[0].unit, 8u);
+  EXPECT_FALSE(r.groups[0].needs_cluster_check);
 }
 
 TEST(group_split, default_coscheduled_count_is_the_device_alignment) {

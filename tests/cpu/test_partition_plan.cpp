@@ -183,10 +183,9 @@ TEST(PlanPartitions, RoundsUpAndSaysSo) {
   EXPECT_EQ(plan.parts[1].planned, 116u);
 }
 
-TEST(PlanPartitions, WholeDeviceIsOneGroup) {
+TEST(PlanPartitions, WholeDeviceIsTheDeviceWithoutASplit) {
   const auto plan = plan_on_h200("132");
-  EXPECT_EQ(plan.groups, 1u);
-  EXPECT_EQ(plan.piece_size, 132u);
+  EXPECT_EQ(plan.groups, 0u);
   ASSERT_EQ(plan.parts.size(), 1u);
   EXPECT_EQ(plan.parts[0].planned, 132u);
   EXPECT_FALSE(plan.parts[0].rest);
@@ -196,7 +195,7 @@ TEST(PlanPartitions, WholeDeviceIsOneGroup) {
 TEST(PlanPartitions, ACountJustBelowTheDeviceBecomesTheWholeDevice) {
   // 130 rounds to 136, more than the GPU has; the only group that large is all 132 SMs.
   const auto plan = plan_on_h200("130");
-  EXPECT_EQ(plan.groups, 1u);
+  EXPECT_EQ(plan.groups, 0u);
   ASSERT_EQ(plan.parts.size(), 1u);
   EXPECT_EQ(plan.parts[0].requested, 130u);
   EXPECT_EQ(plan.parts[0].planned, 132u);

@@ -6,6 +6,10 @@
 //  - one run: a single split-by-count into pieces of a common unit (8 SMs with the default flags
 //    on CC 9.0, or 4 and 2 with IgnoreSmCoscheduling), each group taking whole pieces. All groups
 //    and the remainder then come from one split call and may share a descriptor, as in 13.1.
+//  - a run of groups with fixed sizes that pieces of the alignment cannot place is tried again with
+//    larger pieces, multiples of the unit that divide every size (on the H200, 15 pieces of 8
+//    reach 120 SMs but 8 pieces of 16 reach 128); such groups are proved on creation, as no
+//    promise of co-scheduling is assumed for them.
 //  - several runs, when no single unit fits every group (for example 12 SMs for clusters of 2,
 //    then 0 SMs for clusters of 8): what a run leaves is turned into an intermediate green context
 //    whose resource is split again (a raw split output cannot be split, measured). Groups of
@@ -21,6 +25,7 @@
 #include "greenctx/plan/group_plan.hpp"
 
 #include <span>
+#include <vector>
 
 namespace greenctx {
 
@@ -33,5 +38,10 @@ namespace greenctx {
 /// cannot guarantee.
 group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
                                 bool dry_run = false);
+
+/// The same with the units of the split given (`units` empty: available_units, as above). A
+/// 13.1 driver still splits natively, without units.
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                const std::vector<split_unit> &units, bool dry_run = false);
 
 } // namespace greenctx

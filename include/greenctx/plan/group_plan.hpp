@@ -79,4 +79,11 @@ group_split_result plan_group_split(const sm_resource &input, std::span<sm_group
                                     const group_limits &limits, const split_backend &backend,
                                     bool dry_run);
 
+/// The same with the units given instead of available_units(limits): a "16,rest" request
+/// (plan_partitions) splits with one unit, that of the flags it was given.
+group_split_result plan_group_split(const sm_resource &input, std::span<sm_group_params> params,
+                                    const std::vector<split_unit> &units,
+                                    const group_limits &limits, const split_backend &backend,
+                                    bool dry_run);
+
 } // namespace greenctx

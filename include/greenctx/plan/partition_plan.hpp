@@ -1,9 +1,12 @@
 // Planning a set of disjoint SM partitions ("16,rest", "8,8,rest") from one split by count.
-// Pure code: parsing, rounding and piece assignment, with explanations. partition.hpp realises a
-// plan on a GPU.
+// Pure code: parsing, rounding and the choice of the piece, with explanations. The pieces each
+// partition takes are assigned by the heterogeneous-split planner (group_plan.hpp), to which a
+// plan is a list of group parameters and one unit; partition.hpp realises a plan on a GPU through
+// the same planner.
 #pragma once
 
 #include "greenctx/plan/granularity.hpp"
+#include "greenctx/plan/group_plan.hpp"
 
 #include <string>
 #include <string_view>
@@ -39,7 +42,7 @@ struct partition_plan {
   };
   std::vector<part> parts;
   unsigned piece_size = 0; ///< minCount of the split call
-  unsigned groups = 0;     ///< nbGroups of the split call (0: whole device, no split)
+  unsigned groups = 0;     ///< pieces the partitions take (0: the whole device, no split)
   unsigned device_sms = 0;
   granularity grain;
   split_flags flags = split_flags::none;
@@ -50,5 +53,13 @@ struct partition_plan {
 /// and what would fit.
 partition_plan plan_partitions(const partition_request &request, unsigned sm_count,
                                granularity grain, split_flags flags = split_flags::none);
+
+/// The plan's partitions other than "rest", as group parameters for the heterogeneous-split
+/// planner (no clusters promised: co-scheduled count 2).
+std::vector<sm_group_params> to_group_params(const partition_plan &plan);
+
+/// The one unit of a plan's split: its piece size, with IgnoreSmCoscheduling when the plan's
+/// flags have it.
+split_unit split_unit_of(const partition_plan &plan);
 
 } // namespace greenctx
