@@ -296,11 +296,11 @@ cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
   });
 }
 
-cudaError_t greenctx_cudaGraphAddKernelNodeToCtx(cudaGraphNode_t *node, cudaGraph_t graph,
-                                                 const cudaGraphNode_t *dependencies,
-                                                 size_t numDependencies, cudaKernel_t kernel,
-                                                 const struct cudaKernelNodeParams *params,
-                                                 cudaExecutionContext_t ctx) {
+cudaError_t greenctxGraphAddKernelNodeToCtx(cudaGraphNode_t *node, cudaGraph_t graph,
+                                            const cudaGraphNode_t *dependencies,
+                                            size_t numDependencies, cudaKernel_t kernel,
+                                            const struct cudaKernelNodeParams *params,
+                                            cudaExecutionContext_t ctx) {
   return guarded([&] {
     constexpr const char *api = "greenctxGraphAddKernelNode";
     require_pointer(node, api, "node");
