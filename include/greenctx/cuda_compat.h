@@ -86,6 +86,7 @@ typedef struct cudaDevWorkqueueResource {
   unsigned char reserved[40];
 } cudaDevWorkqueueResource;
 
+/* 16 words; greenctx's C++ API has the same words as greenctx::sm_group_params (asserted). */
 typedef struct cudaDevSmResourceGroupParams_st {
   unsigned int smCount;
   unsigned int coscheduledSmCount;

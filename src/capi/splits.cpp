@@ -5,10 +5,27 @@
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/split.hpp"
 
+#include <bit>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 using namespace greenctx;
 using namespace greenctx::compat;
+
+// cudaDevSmResourceGroupParams and greenctx's sm_group_params are the same 16 words (13.1's
+// layout, asserted in group_params.hpp): the C API converts between them as bytes, here only.
+static_assert(sizeof(cudaDevSmResourceGroupParams) == sizeof(sm_group_params) &&
+                  std::is_trivially_copyable_v<cudaDevSmResourceGroupParams>,
+              "cudaDevSmResourceGroupParams is not the 13.1 layout");
+static_assert(offsetof(cudaDevSmResourceGroupParams, smCount) ==
+                      offsetof(sm_group_params, sm_count) &&
+                  offsetof(cudaDevSmResourceGroupParams, coscheduledSmCount) ==
+                      offsetof(sm_group_params, coscheduled_sm_count) &&
+                  offsetof(cudaDevSmResourceGroupParams, preferredCoscheduledSmCount) ==
+                      offsetof(sm_group_params, preferred_coscheduled_sm_count) &&
+                  offsetof(cudaDevSmResourceGroupParams, flags) == offsetof(sm_group_params, flags),
+              "cudaDevSmResourceGroupParams is not the 13.1 layout");
 
 extern "C" {
 
@@ -70,14 +87,10 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
     const sm_resource in = splittable_input(input, api);
     std::vector<sm_group_params> params(nbGroups);
     for (unsigned i = 0; i < nbGroups; ++i)
-      params[i] = {groupParams[i].smCount, groupParams[i].coscheduledSmCount,
-                   groupParams[i].preferredCoscheduledSmCount, groupParams[i].flags};
-    const auto write_back = [&] {
-      for (unsigned i = 0; i < nbGroups; ++i) {
-        groupParams[i].smCount = params[i].sm_count;
-        groupParams[i].coscheduledSmCount = params[i].coscheduled_sm_count;
-        groupParams[i].preferredCoscheduledSmCount = params[i].preferred_coscheduled_sm_count;
-      }
+      params[i] = std::bit_cast<sm_group_params>(groupParams[i]);
+    const auto write_back = [&] { // the defaults filled in and the counts discovered
+      for (unsigned i = 0; i < nbGroups; ++i)
+        groupParams[i] = std::bit_cast<cudaDevSmResourceGroupParams>(params[i]);
     };
     group_split_result r;
     try {
