@@ -3,7 +3,6 @@
 #include "capi/registry.hpp"
 #include "capi/workqueues.hpp"
 
-#include "driver/driver_api.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
@@ -43,13 +42,11 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
              "desc holds resources of device " + std::to_string(desc->ordinal) +
                  ", not of device " + std::to_string(device));
     const greenctx::device &dev = device_at(device, api);
-    CUdevResourceDesc handle = desc->handle;
-    if (!handle) // work-queue resources only: all SMs
-      handle = descriptor::from(dev.sms()).native_handle();
-    CUgreenCtx h = nullptr;
-    GREENCTX_CALL(cuGreenCtxCreate, &h, handle, dev.native_handle(), CU_GREEN_CTX_DEFAULT_STREAM);
+    // A descriptor of work-queue resources only holds no SMs: the context gets all of them.
+    const descriptor native =
+        desc->native.native_handle() ? desc->native : descriptor::from(dev.sms());
     auto made = std::make_unique<cudaExecutionContext_st>();
-    made->owner = green_context::from_native_handle(h, dev.native_handle());
+    made->owner = green_context::create(native);
     made->ref = made->owner.ref();
     made->ordinal = device;
     made->has_workqueue_config = desc->has_workqueue_config;
@@ -59,11 +56,11 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     if (desc->needs_cluster_check && c >= 2) {
       // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver:
       // prove that the group runs what its coscheduledSmCount promised.
-      const unsigned want = clusters_promised(desc->sms, c, !desc->exact);
+      const unsigned want = clusters_promised(desc->native.sm_count(), c, !desc->exact);
       const unsigned got = max_active_sm_clusters(made->ref, c);
       if (got < want)
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-               "the group's " + std::to_string(desc->sms) +
+               "the group's " + std::to_string(desc->native.sm_count()) +
                    " SMs come from an "
                    "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can "
                    "run " +
@@ -109,7 +106,7 @@ cudaError_t greenctx_cudaExecutionCtxStreamCreate(cudaStream_t *stream, cudaExec
     const int clamped = std::clamp(priority, std::min(least, greatest), std::max(least, greatest));
     greenctx::stream s =
         ctx->ref.create_stream(flags ? stream_flags::non_blocking : stream_flags::none, clamped);
-    register_stream(s.native_handle(), ctx);
+    register_stream(s, ctx);
     *stream = s.release();
   });
 }

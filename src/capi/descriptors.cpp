@@ -5,7 +5,7 @@
 #include "capi/registry.hpp"
 #include "capi/resources.hpp"
 #include "capi/workqueues.hpp"
-#include "driver/driver_api.hpp"
+#include "greenctx/driver/driver.hpp"
 #include "greenctx/core/split.hpp"
 
 #include <algorithm>
@@ -135,7 +135,7 @@ std::vector<sm_resource> unique_pieces(const std::vector<sm_resource> &pieces) {
 // Whether the loaded driver takes a work-queue configuration in a descriptor (13.1 and up).
 bool driver_takes_workqueue_config() {
   try {
-    return detail::driver().version >= 13010;
+    return query_driver().version >= 13010;
   } catch (const error &) { // no driver: a work-queue-only descriptor needs none yet
     return false;
   }
@@ -149,22 +149,11 @@ void make_driver_descriptor(cudaDevResourceDesc_st &d, std::vector<sm_resource> 
   if (d.workqueue_provisioned) {
     if (pieces.empty())
       pieces.push_back(device_at(d.ordinal, api).sms());
-    std::vector<CUdevResource> raw;
-    for (const auto &p : pieces) {
-      raw.push_back(p.native());
-      d.sms += p.sm_count();
-    }
-    CUdevResource wq{};
-    wq.type = static_cast<CUdevResourceType>(cudaDevResourceTypeWorkqueueConfig);
-    static_assert(offsetof(cudaDevResource, wqConfig) == offsetof(CUdevResource, sm));
-    std::memcpy(&wq.sm, &d.workqueue, sizeof(d.workqueue));
-    raw.push_back(wq);
-    GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle, raw.data(),
-                  static_cast<unsigned>(raw.size()));
+    const workqueue_config queues{d.workqueue.device, d.workqueue.wqConcurrencyLimit,
+                                  static_cast<unsigned>(d.workqueue.sharingScope)};
+    d.native = descriptor::from(pieces, queues);
   } else if (!pieces.empty()) {
-    const descriptor native = descriptor::from(pieces);
-    d.handle = native.native_handle();
-    d.sms = native.sm_count();
+    d.native = descriptor::from(pieces);
   }
 }
 

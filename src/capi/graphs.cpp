@@ -51,7 +51,10 @@ cudaError_t greenctxGraphKernelNodeGetExecutionCtx(cudaGraphNode_t node,
     if (!p.ctx)
       refuse(CUDA_ERROR_NOT_FOUND, api,
              "the node has no context of its own: it runs in the context current at launch");
-    *ctx = context_for(p.ctx, nullptr, api);
+    // A green context's driver context is found only when greenctx made or met it.
+    cudaExecutionContext_t known = known_context(p.ctx);
+    *ctx = known ? known
+                 : context_for(execution_context_ref::primary(p.ctx, device_of(p.ctx)), api);
   });
 }
 

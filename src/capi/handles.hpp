@@ -5,6 +5,7 @@
 
 #include "greenctx/cuda_compat.h"
 #include "greenctx/core/execution_context.hpp"
+#include "greenctx/core/split.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -28,8 +29,7 @@ struct cudaExecutionContext_st {
 struct cudaDevResourceDesc_st {
   std::uint32_t magic = 0x44455343; // "DESC"
   int ordinal = 0;
-  CUdevResourceDesc handle = nullptr; // null when the descriptor holds no SM resource
-  unsigned sms = 0;
+  greenctx::descriptor native;     // the driver's; null when it holds no SM resource
   unsigned coscheduled = 0;         // promised co-scheduled unit of its groups, 0 if none
   bool needs_cluster_check = false; // made of IgnoreSmCoscheduling pieces: prove on creation
   bool exact = false; // only groups without Backfill: sms / coscheduled clusters must fit

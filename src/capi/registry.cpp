@@ -139,22 +139,19 @@ void remember(cudaExecutionContext_t ctx) {
   contexts()[ctx->ref.context()] = ctx;
 }
 
-cudaExecutionContext_t context_for(CUcontext ctx, CUgreenCtx green, const char *api) {
-  {
-    std::lock_guard lock(registry_mutex);
-    auto it = contexts().find(ctx);
-    if (it != contexts().end() && !it->second->destroyed.load())
-      return it->second;
-  }
-  CUdevice dev = 0;
-  {
-    const scoped_current_context current(execution_context_ref::primary(ctx, 0));
-    GREENCTX_CALL(cuCtxGetDevice, &dev);
-  }
-  const int ordinal = ordinal_of(dev);
+cudaExecutionContext_t known_context(CUcontext ctx) {
+  std::lock_guard lock(registry_mutex);
+  auto it = contexts().find(ctx);
+  return it != contexts().end() && !it->second->destroyed.load() ? it->second : nullptr;
+}
+
+cudaExecutionContext_t context_for(const execution_context_ref &ref, const char *api) {
+  if (cudaExecutionContext_t known = known_context(ref.context()))
+    return known;
+  const int ordinal = ordinal_of(ref.device());
   cudaExecutionContext_t primary = primary_context(ordinal, api);
-  if (!green) {
-    if (primary->ref.context() != ctx)
+  if (!ref.is_green()) {
+    if (primary->ref.context() != ref.context())
       refuse(CUDA_ERROR_NOT_SUPPORTED, api,
              "the stream belongs to a context made with cuCtxCreate, which is not an execution "
              "context (only primary and green contexts are)");
@@ -163,57 +160,68 @@ cudaExecutionContext_t context_for(CUcontext ctx, CUgreenCtx green, const char *
   }
   auto *wrapped = new cudaExecutionContext_st;
   wrapped->ordinal = ordinal;
-  wrapped->ref = green_context_ref(green, dev);
+  wrapped->ref = ref;
   wrapped->id = next_context_id();
   remember(wrapped);
   return wrapped;
 }
 
-void register_stream(CUstream stream, cudaExecutionContext_t owner) {
-  unsigned long long id = 0;
-  GREENCTX_CALL(cuStreamGetId, stream, &id);
+void register_stream(stream_ref stream, cudaExecutionContext_t owner) {
+  const std::uint64_t id = stream.id();
   std::lock_guard lock(registry_mutex);
-  streams()[stream] = {id, owner};
+  streams()[stream.native_handle()] = {id, owner};
 }
 
+namespace {
+
+// The context a stream made by cudaExecutionCtxStreamCreate belongs to, while it is the same
+// stream (the driver may give a destroyed stream's handle to a new one), or null.
+cudaExecutionContext_t registered_owner(cudaStream_t stream, const char *api) {
+  std::optional<stream_entry> known;
+  {
+    std::lock_guard lock(registry_mutex);
+    auto it = streams().find(stream);
+    if (it != streams().end())
+      known = it->second;
+  }
+  if (!known)
+    return nullptr;
+  if (known->owner->destroyed.load())
+    throw error(stream_detached, api,
+                "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
+                "destroying the stream is still allowed");
+  try {
+    if (stream_ref(stream).id() == known->id)
+      return known->owner;
+  } catch (const error &) { // a destroyed stream: the handle is stale
+  }
+  std::lock_guard lock(registry_mutex); // the handle was reused by another stream
+  streams().erase(stream);
+  return nullptr;
+}
+
+// The execution context of the NULL, legacy or per-thread stream: that of the current context.
+// Reading the current context is the C API's business (the core never does).
+execution_context_ref context_of_special_stream(cudaStream_t stream, const char *api) {
+  CUcontext current = nullptr;
+  GREENCTX_CALL(cuCtxGetCurrent, &current);
+  if (!current)
+    refuse(CUDA_ERROR_INVALID_CONTEXT, api,
+           "the NULL and per-thread streams mean the current context, and none is current "
+           "(call cudaSetDevice or cudaInitDevice first)");
+  if (detail::driver().cuStreamGetCtx_v2) // which may be a green context's
+    return stream_ref(stream).context();
+  return execution_context_ref::primary(current, device_of(current));
+}
+
+} // namespace
+
 cudaExecutionContext_t context_of_stream(cudaStream_t stream, const char *api) {
-  if (!is_special_stream(stream)) {
-    std::optional<stream_entry> known;
-    {
-      std::lock_guard lock(registry_mutex);
-      auto it = streams().find(stream);
-      if (it != streams().end())
-        known = it->second;
-    }
-    if (known && known->owner->destroyed.load())
-      throw error(stream_detached, api,
-                  "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
-                  "destroying the stream is still allowed");
-    if (known) {
-      unsigned long long id = 0;
-      if (detail::driver().cuStreamGetId(stream, &id) == CUDA_SUCCESS && id == known->id)
-        return known->owner;
-      std::lock_guard lock(registry_mutex); // the handle was reused by another stream
-      streams().erase(stream);
-    }
-  }
-  CUcontext c = nullptr;
-  CUgreenCtx g = nullptr;
-  if (is_special_stream(stream)) {
-    GREENCTX_CALL(cuCtxGetCurrent, &c);
-    if (!c)
-      refuse(CUDA_ERROR_INVALID_CONTEXT, api,
-             "the NULL and per-thread streams mean the current context, and none is current "
-             "(call cudaSetDevice or cudaInitDevice first)");
-    if (detail::driver().cuStreamGetCtx_v2)
-      GREENCTX_CALL(cuStreamGetCtx_v2, reinterpret_cast<CUstream>(stream), &c, &g);
-  } else {
-    GREENCTX_CALL(cuStreamGetCtx_v2, stream, &c, &g);
-  }
-  CUcontext from_green = nullptr;
-  if (g)
-    GREENCTX_CALL(cuCtxFromGreenCtx, &from_green, g);
-  return context_for(g ? from_green : c, g, api);
+  if (is_special_stream(stream))
+    return context_for(context_of_special_stream(stream, api), api);
+  if (cudaExecutionContext_t owner = registered_owner(stream, api))
+    return owner;
+  return context_for(stream_ref(stream).context(), api);
 }
 
 } // namespace greenctx::compat

@@ -4,6 +4,7 @@
 
 #include "capi/handles.hpp"
 #include "greenctx/core/device.hpp"
+#include "greenctx/core/stream.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -37,13 +38,16 @@ void register_green_context(cudaExecutionContext_t ctx);
 /// Remembers `ctx` by its driver context, so that streams and graph nodes of it map back to it.
 void remember(cudaExecutionContext_t ctx);
 
-/// The execution context of a driver context: greenctx's, a device's primary context, or a green
-/// context made elsewhere (met for the first time: wrapped without ownership). `green` is the
-/// green context behind `ctx`, or null.
-cudaExecutionContext_t context_for(CUcontext ctx, CUgreenCtx green, const char *api);
+/// The execution context greenctx made or met for driver context `ctx`, or null.
+cudaExecutionContext_t known_context(CUcontext ctx);
+
+/// The execution context of `ref`: greenctx's, a device's primary context, or a green context
+/// made elsewhere (met for the first time: wrapped without ownership). Throws
+/// CUDA_ERROR_NOT_SUPPORTED for a context made with cuCtxCreate.
+cudaExecutionContext_t context_for(const execution_context_ref &ref, const char *api);
 
 /// Remembers a stream made by cudaExecutionCtxStreamCreate as belonging to `owner`.
-void register_stream(CUstream stream, cudaExecutionContext_t owner);
+void register_stream(stream_ref stream, cudaExecutionContext_t owner);
 
 /// The execution context of a stream (greenctx's, or the one the driver reports); throws
 /// cudaErrorStreamDetached (917) for streams of a destroyed context.
