@@ -6,25 +6,14 @@
 #include "greenctx/core/split.hpp"
 
 #include <bit>
-#include <cstddef>
 #include <cstring>
-#include <type_traits>
 
 using namespace greenctx;
 using namespace greenctx::compat;
 
 // cudaDevSmResourceGroupParams and greenctx's sm_group_params are the same 16 words (13.1's
 // layout, asserted in group_params.hpp): the C API converts between them as bytes, here only.
-static_assert(sizeof(cudaDevSmResourceGroupParams) == sizeof(sm_group_params) &&
-                  std::is_trivially_copyable_v<cudaDevSmResourceGroupParams>,
-              "cudaDevSmResourceGroupParams is not the 13.1 layout");
-static_assert(offsetof(cudaDevSmResourceGroupParams, smCount) ==
-                      offsetof(sm_group_params, sm_count) &&
-                  offsetof(cudaDevSmResourceGroupParams, coscheduledSmCount) ==
-                      offsetof(sm_group_params, coscheduled_sm_count) &&
-                  offsetof(cudaDevSmResourceGroupParams, preferredCoscheduledSmCount) ==
-                      offsetof(sm_group_params, preferred_coscheduled_sm_count) &&
-                  offsetof(cudaDevSmResourceGroupParams, flags) == offsetof(sm_group_params, flags),
+static_assert(same_words_as_sm_group_params<cudaDevSmResourceGroupParams>,
               "cudaDevSmResourceGroupParams is not the 13.1 layout");
 
 extern "C" {

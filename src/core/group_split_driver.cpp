@@ -8,7 +8,6 @@
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"
 
-#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -19,14 +18,7 @@ namespace {
 // sm_group_params is CU_DEV_SM_RESOURCE_GROUP_PARAMS word for word (the 13.0 headers lack it):
 // the driver reads the groups and writes the defaults back in place.
 #if CUDA_VERSION >= 13010
-static_assert(sizeof(CU_DEV_SM_RESOURCE_GROUP_PARAMS) == sizeof(sm_group_params) &&
-              offsetof(CU_DEV_SM_RESOURCE_GROUP_PARAMS, smCount) ==
-                  offsetof(sm_group_params, sm_count) &&
-              offsetof(CU_DEV_SM_RESOURCE_GROUP_PARAMS, coscheduledSmCount) ==
-                  offsetof(sm_group_params, coscheduled_sm_count) &&
-              offsetof(CU_DEV_SM_RESOURCE_GROUP_PARAMS, preferredCoscheduledSmCount) ==
-                  offsetof(sm_group_params, preferred_coscheduled_sm_count) &&
-              offsetof(CU_DEV_SM_RESOURCE_GROUP_PARAMS, flags) == offsetof(sm_group_params, flags),
+static_assert(same_words_as_sm_group_params<CU_DEV_SM_RESOURCE_GROUP_PARAMS>,
               "the driver's group parameters are not the 13.1 layout");
 #endif
 using native_split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResource *,
