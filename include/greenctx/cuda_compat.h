@@ -15,6 +15,10 @@
  * including this header: the CUDA names then become macros for the greenctx_cuda* functions.
  * Either way the greenctx_cuda* names can be called directly.
  *
+ * Names: a function CUDA 13.1 has is greenctx_cudaX (cudaX being CUDA's name for it); greenctx's
+ * own additions, which CUDA lacks, are greenctxX (greenctxGetLastErrorMessage,
+ * greenctxStreamGetExecutionCtx, greenctxGraphAddKernelNodeToCtx ...). Never mix the two.
+ *
  * Every function returns a cudaError_t and leaves an explanation for the calling thread,
  * greenctxGetLastErrorMessage(), also appended to the file named by GREENCTX_LOG_FILE.
  *
@@ -82,6 +86,7 @@ typedef struct cudaDevWorkqueueResource {
   unsigned char reserved[40];
 } cudaDevWorkqueueResource;
 
+/* 16 words; greenctx's C++ API has the same words as greenctx::sm_group_params (asserted). */
 typedef struct cudaDevSmResourceGroupParams_st {
   unsigned int smCount;
   unsigned int coscheduledSmCount;
@@ -164,11 +169,11 @@ cudaError_t greenctxStreamGetExecutionCtx(cudaStream_t stream, cudaExecutionCont
  * node bound to an execution context (the driver's kernel node with `kern` and `ctx`: a node made
  * with `func` ignores `ctx`, measured on driver 580) and report the context of a kernel node.
  * Stream capture on a green-context stream binds the captured nodes to it without help. */
-cudaError_t greenctx_cudaGraphAddKernelNodeToCtx(cudaGraphNode_t *node, cudaGraph_t graph,
-                                                 const cudaGraphNode_t *dependencies,
-                                                 size_t numDependencies, cudaKernel_t kernel,
-                                                 const struct cudaKernelNodeParams *params,
-                                                 cudaExecutionContext_t ctx);
+cudaError_t greenctxGraphAddKernelNodeToCtx(cudaGraphNode_t *node, cudaGraph_t graph,
+                                            const cudaGraphNode_t *dependencies,
+                                            size_t numDependencies, cudaKernel_t kernel,
+                                            const struct cudaKernelNodeParams *params,
+                                            cudaExecutionContext_t ctx);
 cudaError_t greenctxGraphKernelNodeGetExecutionCtx(cudaGraphNode_t node,
                                                    cudaExecutionContext_t *ctx);
 
@@ -181,13 +186,13 @@ static inline cudaError_t greenctxGraphAddKernelNode(cudaGraphNode_t *node, cuda
   cudaKernel_t kernel = NULL;
   cudaError_t rc;
   if (params == NULL)
-    return greenctx_cudaGraphAddKernelNodeToCtx(node, graph, dependencies, numDependencies, NULL,
-                                                params, ctx);
+    return greenctxGraphAddKernelNodeToCtx(node, graph, dependencies, numDependencies, NULL, params,
+                                           ctx);
   rc = cudaGetKernel(&kernel, params->func);
   if (rc != cudaSuccess)
     return rc;
-  return greenctx_cudaGraphAddKernelNodeToCtx(node, graph, dependencies, numDependencies, kernel,
-                                              params, ctx);
+  return greenctxGraphAddKernelNodeToCtx(node, graph, dependencies, numDependencies, kernel, params,
+                                         ctx);
 }
 
 /* ---- CUDA's names -----------------------------------------------------------------------------

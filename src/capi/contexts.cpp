@@ -1,7 +1,8 @@
-// Execution contexts, their streams and events, and graph helpers of the 13.1 runtime API.
-#include "capi/state.hpp"
+// Execution contexts of the 13.1 runtime API: create, destroy, streams, events, synchronize.
+#include "capi/errors.hpp"
+#include "capi/registry.hpp"
+#include "capi/workqueues.hpp"
 
-#include "driver/driver_api.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
@@ -9,115 +10,7 @@
 #include "greenctx/plan/group_params.hpp"
 
 #include <algorithm>
-#include <map>
 #include <memory>
-#include <mutex>
-
-namespace greenctx::compat {
-namespace {
-
-constexpr auto stream_detached = static_cast<CUresult>(917);
-
-struct stream_entry {
-  unsigned long long id = 0; // cuStreamGetId: tells a reused handle from the original stream
-  cudaExecutionContext_t owner = nullptr;
-};
-
-std::mutex registry_mutex;
-std::map<CUstream, stream_entry> &streams() {
-  static auto *s = new std::map<CUstream, stream_entry>;
-  return *s;
-}
-// Every execution context greenctx made or met, by driver context.
-std::map<CUcontext, cudaExecutionContext_t> &contexts() {
-  static auto *c = new std::map<CUcontext, cudaExecutionContext_t>;
-  return *c;
-}
-
-void remember(cudaExecutionContext_t ctx) {
-  std::lock_guard lock(registry_mutex);
-  contexts()[ctx->ref.context()] = ctx;
-}
-
-// The execution context of a driver context: greenctx's, a device's primary context, or a green
-// context made elsewhere (met for the first time: wrapped without ownership).
-cudaExecutionContext_t context_for(CUcontext ctx, CUgreenCtx green, const char *api) {
-  {
-    std::lock_guard lock(registry_mutex);
-    auto it = contexts().find(ctx);
-    if (it != contexts().end() && !it->second->destroyed.load())
-      return it->second;
-  }
-  CUdevice dev = 0;
-  {
-    const scoped_current_context current(execution_context_ref::primary(ctx, 0));
-    GREENCTX_CALL(cuCtxGetDevice, &dev);
-  }
-  const int ordinal = ordinal_of(dev);
-  cudaExecutionContext_t primary = primary_context(ordinal, api);
-  if (!green) {
-    if (primary->ref.context() != ctx)
-      refuse(CUDA_ERROR_NOT_SUPPORTED, api,
-             "the stream belongs to a context made with cuCtxCreate, which is not an execution "
-             "context (only primary and green contexts are)");
-    remember(primary);
-    return primary;
-  }
-  auto *wrapped = new cudaExecutionContext_st;
-  wrapped->ordinal = ordinal;
-  wrapped->ref = green_context_ref(green, dev);
-  wrapped->id = next_context_id();
-  remember(wrapped);
-  return wrapped;
-}
-
-bool is_special_stream(cudaStream_t s) {
-  return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
-}
-
-} // namespace
-
-cudaExecutionContext_t context_of_stream(cudaStream_t stream, const char *api) {
-  if (!is_special_stream(stream)) {
-    std::optional<stream_entry> known;
-    {
-      std::lock_guard lock(registry_mutex);
-      auto it = streams().find(stream);
-      if (it != streams().end())
-        known = it->second;
-    }
-    if (known && known->owner->destroyed.load())
-      throw error(stream_detached, api,
-                  "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
-                  "destroying the stream is still allowed");
-    if (known) {
-      unsigned long long id = 0;
-      if (detail::driver().cuStreamGetId(stream, &id) == CUDA_SUCCESS && id == known->id)
-        return known->owner;
-      std::lock_guard lock(registry_mutex); // the handle was reused by another stream
-      streams().erase(stream);
-    }
-  }
-  CUcontext c = nullptr;
-  CUgreenCtx g = nullptr;
-  if (is_special_stream(stream)) {
-    GREENCTX_CALL(cuCtxGetCurrent, &c);
-    if (!c)
-      refuse(CUDA_ERROR_INVALID_CONTEXT, api,
-             "the NULL and per-thread streams mean the current context, and none is current "
-             "(call cudaSetDevice or cudaInitDevice first)");
-    if (detail::driver().cuStreamGetCtx_v2)
-      GREENCTX_CALL(cuStreamGetCtx_v2, reinterpret_cast<CUstream>(stream), &c, &g);
-  } else {
-    GREENCTX_CALL(cuStreamGetCtx_v2, stream, &c, &g);
-  }
-  CUcontext from_green = nullptr;
-  if (g)
-    GREENCTX_CALL(cuCtxFromGreenCtx, &from_green, g);
-  return context_for(g ? from_green : c, g, api);
-}
-
-} // namespace greenctx::compat
 
 using namespace greenctx;
 using namespace greenctx::compat;
@@ -149,13 +42,11 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
              "desc holds resources of device " + std::to_string(desc->ordinal) +
                  ", not of device " + std::to_string(device));
     const greenctx::device &dev = device_at(device, api);
-    CUdevResourceDesc handle = desc->handle;
-    if (!handle) // work-queue resources only: all SMs
-      handle = descriptor::from(dev.sms()).native_handle();
-    CUgreenCtx h = nullptr;
-    GREENCTX_CALL(cuGreenCtxCreate, &h, handle, dev.native_handle(), CU_GREEN_CTX_DEFAULT_STREAM);
+    // A descriptor of work-queue resources only holds no SMs: the context gets all of them.
+    const descriptor native =
+        desc->native.native_handle() ? desc->native : descriptor::from(dev.sms());
     auto made = std::make_unique<cudaExecutionContext_st>();
-    made->owner = green_context::from_native_handle(h, dev.native_handle());
+    made->owner = green_context::create(native);
     made->ref = made->owner.ref();
     made->ordinal = device;
     made->has_workqueue_config = desc->has_workqueue_config;
@@ -165,11 +56,11 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     if (desc->needs_cluster_check && c >= 2) {
       // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver:
       // prove that the group runs what its coscheduledSmCount promised.
-      const unsigned want = clusters_promised(desc->sms, c, !desc->exact);
+      const unsigned want = clusters_promised(desc->native.sm_count(), c, !desc->exact);
       const unsigned got = max_active_sm_clusters(made->ref, c);
       if (got < want)
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-               "the group's " + std::to_string(desc->sms) +
+               "the group's " + std::to_string(desc->native.sm_count()) +
                    " SMs come from an "
                    "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can "
                    "run " +
@@ -182,7 +73,6 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     made->id = next_context_id();
     cudaExecutionContext_t out = made.release();
     register_green_context(out);
-    remember(out);
     *ctx = out;
   });
 }
@@ -216,12 +106,7 @@ cudaError_t greenctx_cudaExecutionCtxStreamCreate(cudaStream_t *stream, cudaExec
     const int clamped = std::clamp(priority, std::min(least, greatest), std::max(least, greatest));
     greenctx::stream s =
         ctx->ref.create_stream(flags ? stream_flags::non_blocking : stream_flags::none, clamped);
-    unsigned long long id = 0;
-    GREENCTX_CALL(cuStreamGetId, s.native_handle(), &id);
-    {
-      std::lock_guard lock(registry_mutex);
-      streams()[s.native_handle()] = {id, ctx};
-    }
+    register_stream(s, ctx);
     *stream = s.release();
   });
 }
@@ -289,56 +174,10 @@ cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
     require_pointer(provisioned, api, "provisioned");
     checked_context(ctx, api);
     if (config)
-      *config = ctx->has_workqueue_config ? ctx->workqueue : default_workqueue_config(ctx->ordinal);
+      *config = workqueue_config_of(ctx);
     // A 13.1 driver gets the configuration with the SMs; below, every context shares the
     // device's CUDA_DEVICE_MAX_CONNECTIONS queues.
     *provisioned = ctx->workqueue_provisioned ? 1 : 0;
-  });
-}
-
-cudaError_t greenctx_cudaGraphAddKernelNodeToCtx(cudaGraphNode_t *node, cudaGraph_t graph,
-                                                 const cudaGraphNode_t *dependencies,
-                                                 size_t numDependencies, cudaKernel_t kernel,
-                                                 const struct cudaKernelNodeParams *params,
-                                                 cudaExecutionContext_t ctx) {
-  return guarded([&] {
-    constexpr const char *api = "greenctxGraphAddKernelNode";
-    require_pointer(node, api, "node");
-    require_pointer(graph, api, "graph");
-    require_pointer(params, api, "params");
-    require_pointer(kernel, api, "kernel");
-    checked_context(ctx, api);
-    CUDA_KERNEL_NODE_PARAMS_v2 p{};
-    // `kern` + `ctx`: with `func` set the driver ignores `ctx` (measured on 580).
-    p.kern = reinterpret_cast<CUkernel>(kernel);
-    p.ctx = ctx->ref.context();
-    p.gridDimX = params->gridDim.x;
-    p.gridDimY = params->gridDim.y;
-    p.gridDimZ = params->gridDim.z;
-    p.blockDimX = params->blockDim.x;
-    p.blockDimY = params->blockDim.y;
-    p.blockDimZ = params->blockDim.z;
-    p.sharedMemBytes = params->sharedMemBytes;
-    p.kernelParams = params->kernelParams;
-    p.extra = params->extra;
-    GREENCTX_CALL(cuGraphAddKernelNode, reinterpret_cast<CUgraphNode *>(node),
-                  reinterpret_cast<CUgraph>(graph),
-                  reinterpret_cast<const CUgraphNode *>(dependencies), numDependencies, &p);
-  });
-}
-
-cudaError_t greenctxGraphKernelNodeGetExecutionCtx(cudaGraphNode_t node,
-                                                   cudaExecutionContext_t *ctx) {
-  return guarded([&] {
-    constexpr const char *api = "greenctxGraphKernelNodeGetExecutionCtx";
-    require_pointer(node, api, "node");
-    require_pointer(ctx, api, "ctx");
-    CUDA_KERNEL_NODE_PARAMS_v2 p{};
-    GREENCTX_CALL(cuGraphKernelNodeGetParams, reinterpret_cast<CUgraphNode>(node), &p);
-    if (!p.ctx)
-      refuse(CUDA_ERROR_NOT_FOUND, api,
-             "the node has no context of its own: it runs in the context current at launch");
-    *ctx = context_for(p.ctx, nullptr, api);
   });
 }
 

@@ -112,6 +112,14 @@ scoped_current_context::~scoped_current_context() {
   detail::driver().cuCtxPopCurrent(&popped);
 }
 
+CUdevice device_of(CUcontext ctx) {
+  // Only to push the raw context: the device (the placeholder 0) is what is being asked.
+  const scoped_current_context guard(execution_context_ref::primary(ctx, 0));
+  CUdevice dev = 0;
+  GREENCTX_CALL(cuCtxGetDevice, &dev);
+  return dev;
+}
+
 green_context green_context::create(const descriptor &desc) {
   if (!desc.native_handle())
     throw request_error(CUDA_ERROR_INVALID_VALUE, "green_context::create",

@@ -15,32 +15,23 @@
 namespace greenctx {
 namespace {
 
-// CU_DEV_SM_RESOURCE_GROUP_PARAMS of the 13.1 headers, which the 13.0 headers lack.
-struct native_group_params {
-  unsigned sm_count, coscheduled_sm_count, preferred_coscheduled_sm_count, flags;
-  unsigned reserved[12];
-};
+// sm_group_params is CU_DEV_SM_RESOURCE_GROUP_PARAMS word for word (the 13.0 headers lack it):
+// the driver reads the groups and writes the defaults back in place.
+#if CUDA_VERSION >= 13010
+static_assert(same_words_as_sm_group_params<CU_DEV_SM_RESOURCE_GROUP_PARAMS>,
+              "the driver's group parameters are not the 13.1 layout");
+#endif
 using native_split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResource *,
-                                     CUdevResource *, unsigned, native_group_params *);
+                                     CUdevResource *, unsigned, sm_group_params *);
 
 group_split_result split_natively(const sm_resource &input, std::span<sm_group_params> params,
                                   bool dry_run) {
   const auto split = reinterpret_cast<native_split_fn>(detail::driver().cuDevSmResourceSplit);
-  std::vector<native_group_params> raw(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i)
-    raw[i] = {params[i].sm_count,
-              params[i].coscheduled_sm_count,
-              params[i].preferred_coscheduled_sm_count,
-              params[i].flags,
-              {}};
   std::vector<CUdevResource> out(params.size());
   CUdevResource rest{};
-  const CUresult rc = split(dry_run ? nullptr : out.data(), static_cast<unsigned>(raw.size()),
-                            &input.native(), dry_run ? nullptr : &rest, 0, raw.data());
-  for (std::size_t i = 0; i < params.size(); ++i)
-    params[i] = {raw[i].sm_count, raw[i].coscheduled_sm_count,
-                 raw[i].preferred_coscheduled_sm_count, raw[i].flags};
-  detail::check(rc, "cuDevSmResourceSplit");
+  detail::check(split(dry_run ? nullptr : out.data(), static_cast<unsigned>(params.size()),
+                      &input.native(), dry_run ? nullptr : &rest, 0, params.data()),
+                "cuDevSmResourceSplit");
   group_split_result result;
   result.params.assign(params.begin(), params.end());
   result.native = true;

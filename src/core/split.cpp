@@ -4,6 +4,7 @@
 #include "core/resources.hpp"
 #include "greenctx/plan/error.hpp"
 
+#include <cstring>
 #include <vector>
 
 namespace greenctx {
@@ -81,7 +82,25 @@ unsigned count_groups(const sm_resource &input, unsigned min_count, split_flags 
   return n;
 }
 
+namespace {
+
+// CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG of the 13.1 headers, whose resource (device, limit,
+// scope: three 32-bit words) lies where the SM resource does.
+constexpr auto workqueue_config_type = static_cast<CUdevResourceType>(1000);
+static_assert(sizeof(workqueue_config) == 12 && sizeof(CUdevResource::sm) >= 12);
+
+} // namespace
+
 descriptor descriptor::from(std::span<const sm_resource> pieces) {
+  return generate(pieces, nullptr);
+}
+
+descriptor descriptor::from(std::span<const sm_resource> pieces, const workqueue_config &queues) {
+  return generate(pieces, &queues);
+}
+
+descriptor descriptor::generate(std::span<const sm_resource> pieces,
+                                const workqueue_config *queues) {
   constexpr const char *api = "greenctx::descriptor::from";
   if (pieces.empty())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api, "no resources given");
@@ -103,6 +122,12 @@ descriptor descriptor::from(std::span<const sm_resource> pieces) {
                                   "driver combines only pieces (groups or remainder) of one split");
     raw.push_back(p.native());
     d.sm_count_ += p.sm_count();
+  }
+  if (queues) { // after the SMs
+    CUdevResource wq{};
+    wq.type = workqueue_config_type;
+    std::memcpy(&wq.sm, queues, sizeof(*queues));
+    raw.push_back(wq);
   }
   GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle_, raw.data(),
                 static_cast<unsigned>(raw.size()));

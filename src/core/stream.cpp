@@ -62,9 +62,7 @@ execution_context_ref stream_ref::context() const {
     CUcontext owner = ctx;
     if (green)
       GREENCTX_CALL(cuCtxFromGreenCtx, &owner, green);
-    // Only to push the raw context: the device (the placeholder 0) is what is being asked.
-    scoped_current_context guard(execution_context_ref::primary(owner, 0));
-    GREENCTX_CALL(cuCtxGetDevice, &dev);
+    dev = device_of(owner);
   }
   if (green)
     return green_context_ref(green, dev);

@@ -1,6 +1,7 @@
 // The 13.1 types that cuda_compat.h declares for older toolkits have the 13.1 layout, and the
 // header compiles as C (compat_header.c) as well as C++.
 #include <greenctx/cuda_compat.h>
+#include <greenctx/plan/group_params.hpp>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,22 @@ TEST(CompatLayout, resource_is_144_bytes_with_the_union_at_96) {
   EXPECT_EQ(sizeof(cudaDevSmResource), 16u);
   EXPECT_EQ(sizeof(cudaDevWorkqueueConfigResource), 12u);
   EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams), 64u);
+}
+
+TEST(CompatLayout, group_params_are_greenctx_sm_group_params_word_for_word) {
+  EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams), sizeof(greenctx::sm_group_params));
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, smCount),
+            offsetof(greenctx::sm_group_params, sm_count));
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, coscheduledSmCount),
+            offsetof(greenctx::sm_group_params, coscheduled_sm_count));
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, preferredCoscheduledSmCount),
+            offsetof(greenctx::sm_group_params, preferred_coscheduled_sm_count));
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, flags),
+            offsetof(greenctx::sm_group_params, flags));
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, reserved),
+            offsetof(greenctx::sm_group_params, reserved));
+  EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams::reserved),
+            sizeof(greenctx::sm_group_params::reserved));
 }
 
 TEST(CompatLayout, enums_and_error_codes_have_the_13_1_values) {

@@ -102,6 +102,10 @@ public:
   scoped_current_context &operator=(const scoped_current_context &) = delete;
 };
 
+/// The device of a driver context (cuCtxGetDevice while `ctx` is pushed for the call: before
+/// CUDA 13.0 the driver has no query that takes the context explicitly). Throws error.
+CUdevice device_of(CUcontext ctx);
+
 /// A non-owning reference to a green context.
 class green_context_ref : public execution_context_ref {
 public:

@@ -41,6 +41,15 @@ split_result split_by_count(const sm_resource &input, unsigned groups, unsigned 
 unsigned count_groups(const sm_resource &input, unsigned min_count,
                       split_flags flags = split_flags::none);
 
+/// A work-queue configuration (CUDA 13.1's WorkqueueConfig resource): how many work queues the
+/// streams of a green context made from the descriptor use, and whom they share them with. Only a
+/// 13.1 driver takes one; older drivers refuse the descriptor.
+struct workqueue_config {
+  int device = 0;                 ///< the device's ordinal
+  unsigned concurrency_limit = 0; ///< wqConcurrencyLimit: at most this many queues
+  unsigned sharing_scope = 0;     ///< 0: the device context's queues; 1: balanced per green context
+};
+
 /// A resource descriptor (cuDevResourceGenerateDesc): the input of green_context::create. A plain
 /// value: the driver has no call to destroy descriptors.
 class descriptor {
@@ -56,8 +65,12 @@ public:
   /// piece breaks it. Throws request_error, or error when the driver refuses.
   static descriptor from(std::span<const sm_resource> pieces);
   static descriptor from(const sm_resource &piece) { return from(std::span(&piece, 1)); }
+  /// The same with a work-queue configuration after the SMs (13.1 drivers).
+  static descriptor from(std::span<const sm_resource> pieces, const workqueue_config &queues);
 
 private:
+  static descriptor generate(std::span<const sm_resource> pieces, const workqueue_config *queues);
+
   CUdevResourceDesc handle_ = nullptr;
   CUdevice device_ = 0;
   unsigned sm_count_ = 0;

@@ -6,22 +6,49 @@
 
 #include "greenctx/plan/granularity.hpp"
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace greenctx {
 
-/// cudaDevSmResourceGroupParams, field for field (CUDA 13.1), without the reserved words.
+/// One group's parameters: greenctx's one definition of the 16 words of CUDA 13.1's
+/// cudaDevSmResourceGroupParams and the driver's CU_DEV_SM_RESOURCE_GROUP_PARAMS, in their layout
+/// (asserted below). The C API converts at its boundary and the 13.1 driver gets it as it is.
 struct sm_group_params {
   unsigned sm_count = 0;                       ///< 0: discovery (as many as fit)
   unsigned coscheduled_sm_count = 0;           ///< 0: the device's co-scheduling alignment
   unsigned preferred_coscheduled_sm_count = 0; ///< 0: default (a hint, CC 10.0+)
   unsigned flags = 0;                          ///< 0 or sm_group_backfill
+  unsigned reserved[12] = {};                  ///< zero: the driver refuses anything else
 
   friend bool operator==(const sm_group_params &, const sm_group_params &) = default;
 };
+
+// The 13.1 layout: 16 unsigned words, the four fields first, copied as bytes across the C API and
+// passed to the driver as they are.
+static_assert(std::is_standard_layout_v<sm_group_params> &&
+              std::is_trivially_copyable_v<sm_group_params>);
+static_assert(sizeof(unsigned) == 4 && sizeof(sm_group_params) == 64);
+static_assert(offsetof(sm_group_params, sm_count) == 0 &&
+              offsetof(sm_group_params, coscheduled_sm_count) == 4 &&
+              offsetof(sm_group_params, preferred_coscheduled_sm_count) == 8 &&
+              offsetof(sm_group_params, flags) == 12 && offsetof(sm_group_params, reserved) == 16);
+
+/// Whether `T`, one of CUDA's structs for the same parameters (cudaDevSmResourceGroupParams,
+/// CU_DEV_SM_RESOURCE_GROUP_PARAMS), has sm_group_params' words in the same places, so that
+/// greenctx may copy one into the other as bytes. Checked with static_assert where they meet.
+template <class T>
+inline constexpr bool same_words_as_sm_group_params =
+    sizeof(T) == sizeof(sm_group_params) && std::is_trivially_copyable_v<T> &&
+    offsetof(T, smCount) == offsetof(sm_group_params, sm_count) &&
+    offsetof(T, coscheduledSmCount) == offsetof(sm_group_params, coscheduled_sm_count) &&
+    offsetof(T, preferredCoscheduledSmCount) ==
+        offsetof(sm_group_params, preferred_coscheduled_sm_count) &&
+    offsetof(T, flags) == offsetof(sm_group_params, flags);
 
 /// cudaDevSmResourceGroupBackfill: the group may get more SMs than asked, and its count need
 /// only be at least the co-scheduled count, not a multiple of it.
