@@ -3,7 +3,7 @@
 // GPU, with and without green contexts.
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "stats.hpp"
+#include "report/stats.hpp"
 
 #include <fmt/format.h>
 

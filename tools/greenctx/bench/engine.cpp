@@ -1,6 +1,6 @@
-#include "engine.hpp"
+#include "bench/engine.hpp"
 
-#include "cublas.hpp"
+#include "bench/cublas.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <random>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -347,4 +347,4 @@ results run(const device &dev, const config &cfg,
   return out;
 }
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

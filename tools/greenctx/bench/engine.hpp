@@ -3,7 +3,7 @@
 // warm-up, fixed sample counts, distributions, raw samples kept.
 #pragma once
 
-#include "../stats.hpp"
+#include "report/stats.hpp"
 
 #include <greenctx/greenctx.hpp>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 
 enum class background_kind { spin, memory, gemm };
 enum class critical_kind { kernel, gemm };
@@ -91,4 +91,4 @@ struct results {
 results run(const device &dev, const config &cfg,
             const std::function<void(const std::string &)> &progress);
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench
