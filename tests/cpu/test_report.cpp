@@ -24,7 +24,7 @@ TEST(ReportTable, TextColumnsArePaddedAndTheLastMayStayUnpadded) {
   EXPECT_EQ(text_table(columns, {{"1", "ab", "x"}, {"12", "longer name", ""}}),
             "  #  name    note\n"
             "  1  ab      x\n"
-            " 12  longer name  \n");
+            " 12  longer name\n");
   EXPECT_EQ(text_row(columns, {"1", "a", "b"}, " "), "  1 a      b\n");
 }
 

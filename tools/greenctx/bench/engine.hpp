@@ -1,6 +1,7 @@
-// `greenctx bench`: latency of a critical workload while a background workload fills the GPU,
-// under several placements, and the background's throughput. Measured like a benchmark tool:
-// warm-up, fixed sample counts, distributions, raw samples kept.
+// The measurement of `greenctx bench` (and of `greenctx demo`, at demo size): latency of a
+// critical workload while a background workload fills the GPU, under several placements, and the
+// background's throughput. Measured like a benchmark tool: warm-up, fixed sample counts,
+// distributions, raw samples kept.
 #pragma once
 
 #include "report/stats.hpp"

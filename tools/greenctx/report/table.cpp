@@ -13,8 +13,9 @@ std::string text_row(const std::vector<column> &columns, const row &cells, const
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const column c = i < columns.size() ? columns[i] : column{};
-    line += (i ? gap : "") + pad(cells[i], c.width, c.side);
+    line += (i ? (c.gap ? std::string(c.gap) : gap) : "") + pad(cells[i], c.width, c.side);
   }
+  line.erase(line.find_last_not_of(' ') + 1);
   return line + "\n";
 }
 

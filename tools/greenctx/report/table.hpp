@@ -10,11 +10,12 @@ namespace greenctx::cli {
 enum class align { left, right };
 
 /// A column of a table: its header, its alignment, and for text its minimum width (0: the cell
-/// as it is, unpadded; a longer cell is never cut).
+/// as it is, unpadded; a longer cell is never cut) and the spaces before it (null: the table's).
 struct column {
   std::string header;
   align side = align::right;
   std::size_t width = 0;
+  const char *gap = nullptr;
 };
 
 using row = std::vector<std::string>;
@@ -22,7 +23,8 @@ using row = std::vector<std::string>;
 /// `cell` padded to `width` on the side opposite its alignment.
 std::string pad(const std::string &cell, std::size_t width, align side);
 
-/// One line of a text table: each cell padded to its column, joined by `gap`, then a newline.
+/// One line of a text table: each cell padded to its column, joined by `gap` (or the column's),
+/// without trailing spaces, then a newline.
 std::string text_row(const std::vector<column> &columns, const row &cells,
                      const std::string &gap = "  ");
 
