@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 critical_stats series(double base, std::size_t n = 100) {
@@ -100,9 +100,9 @@ TEST(BenchReport, MarkdownCsvJsonAndSvgCarryEveryPlacement) {
 }
 
 } // namespace
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 TEST(BenchReport, SavedJsonReadsBackToTheSameReport) {
@@ -117,4 +117,4 @@ TEST(BenchReport, SavedJsonReadsBackToTheSameReport) {
 }
 
 } // namespace
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

@@ -1,9 +1,11 @@
 // greenctx scale's pure code: the --sms list and its errors, valid counts, summaries and
 // speed-ups, and each output (text, markdown, JSON, CSV, SVG) on synthetic runs.
-#include "scale_report.hpp"
+#include "scale/report.hpp"
+#include "scale/sm_list.hpp"
 #include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>
+#include <greenctx/plan/granularity.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +15,7 @@
 #include <fstream>
 #include <functional>
 
-namespace greenctx::scale {
+namespace greenctx::cli::scale {
 namespace {
 
 using greenctx_test::contains;
@@ -374,4 +376,4 @@ TEST(ScaleReport, SvgWithoutSuccessfulRunsSaysSo) {
 }
 
 } // namespace
-} // namespace greenctx::scale
+} // namespace greenctx::cli::scale

@@ -1,5 +1,5 @@
-// tools/greenctx/stats.hpp: order statistics of latency samples (header-only, pure).
-#include "stats.hpp"
+// tools/greenctx/report/stats.hpp: order statistics of latency samples (header-only, pure).
+#include "report/stats.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <ctime>
 
 namespace greenctx::cli {
 
@@ -52,6 +53,13 @@ nlohmann::json environment_json(const driver_info &drv, const device &dev) {
       {"min_partition", sms.min_partition_size()},
       {"coscheduled_alignment", sms.coscheduled_alignment()},
   };
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
 }
 
 namespace {

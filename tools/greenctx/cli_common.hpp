@@ -39,6 +39,9 @@ void print_error(const std::string &message);
 /// Environment every result carries: driver, toolkit, GPU, SMs, granularity.
 nlohmann::json environment_json(const driver_info &drv, const device &dev);
 
+/// The current time in UTC, "2026-12-01T03:00:00Z", for the date of a result.
+std::string utc_now();
+
 /// The command line as typed (for result files), set once by main.
 void set_command_line(int argc, char **argv);
 const std::string &command_line();

@@ -5,12 +5,11 @@
 #include "bench/report.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/output.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <ctime>
-#include <fstream>
 #include <memory>
 
 namespace greenctx::cli {
@@ -21,60 +20,24 @@ struct bench_options {
   unsigned critical_us = 20, background_us = 200, gap_us = 300, memory_mib = 1024;
   unsigned rate_window_ms = 300;
   std::string background = "spin", critical = "kernel";
-  std::string json, csv, svg, markdown, from;
+  output_options output;
   bool quiet = false, check_targets = false;
 };
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
+constexpr const char *api = "greenctx bench";
 
-void write_file(const std::string &path, const std::string &text) {
-  std::ofstream f(path);
-  if (!f || !(f << text))
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx bench",
-                        "cannot write '" + path + "': check that its folder exists");
-}
-
-void write_outputs(const bench_options &opt, const bench::results &r, const nlohmann::json &env) {
+// Prints the report and writes the files asked for; the exit code of --check-targets.
+int report(const bench_options &opt, const bench::results &r, const nlohmann::json &env) {
   const std::string md = bench::markdown(r, env);
   std::fputs(md.c_str(), stdout);
-  if (!opt.markdown.empty())
-    write_file(opt.markdown, md);
-  if (!opt.json.empty())
-    write_file(opt.json, bench::to_json(r, env).dump(1) + "\n");
-  if (!opt.csv.empty())
-    write_file(opt.csv, bench::to_csv(r));
-  if (!opt.svg.empty())
-    write_file(opt.svg, bench::to_svg(r, env));
-}
-
-int targets_exit(const bench_options &opt, const bench::results &r) {
+  write_outputs(api, opt.output,
+                {[&] { return md; }, [&] { return bench::to_json(r, env).dump(1) + "\n"; },
+                 [&] { return bench::to_csv(r); }, [&] { return bench::to_svg(r, env); }});
   if (opt.check_targets)
     for (const auto &t : bench::evaluate_targets(r))
       if (!t.met())
         return exit_check_failed;
   return exit_ok;
-}
-
-// --from FILE: report a saved run again (tables, CSV, plot) without measuring.
-int report_saved(const bench_options &opt) {
-  std::ifstream f(opt.from);
-  if (!f)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx bench",
-                        "cannot read '" + opt.from + "'");
-  try {
-    const nlohmann::json j = nlohmann::json::parse(f);
-    const bench::results r = bench::from_json(j);
-    write_outputs(opt, r, j.at("environment"));
-    return targets_exit(opt, r);
-  } catch (const nlohmann::json::exception &e) {
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx bench",
-                        "'" + opt.from + "' is not a greenctx bench JSON file: " + e.what());
-  }
 }
 
 int run_bench(bench_options opt) {
@@ -89,8 +52,11 @@ int run_bench(bench_options opt) {
   cfg.memory_bytes = std::size_t{opt.memory_mib} << 20;
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
 
-  if (!opt.from.empty())
-    return report_saved(opt);
+  if (!opt.output.from.empty())
+    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+      return report(opt, bench::from_json(j), j.at("environment"));
+    });
+  check_output_paths(api, opt.output);
   const driver_info drv = query_driver();
   const device dev(cfg.device);
   if ((cfg.background == bench::background_kind::gemm ||
@@ -114,8 +80,7 @@ int run_bench(bench_options opt) {
   const bench::results r = bench::run(dev, cfg, progress);
   env["clocks_after"] = bench::read_clocks(dev);
 
-  write_outputs(opt, r, env);
-  return targets_exit(opt, r);
+  return report(opt, r, env);
 }
 
 } // namespace
@@ -179,12 +144,11 @@ void add_bench(CLI::App &app, action &run) {
                   "How long the background-alone rates are measured")
       ->transform(decimal(10, 600000))
       ->capture_default_str();
-  cmd->add_option("--json", opt->json, "Write everything, raw samples included, to this file");
-  cmd->add_option("--csv", opt->csv, "Write the raw samples to this file");
-  cmd->add_option("--svg", opt->svg, "Write a plot to this file");
-  cmd->add_option("--markdown", opt->markdown, "Write the report to this file too");
-  cmd->add_option("--from", opt->from,
-                  "Measure nothing: report a run saved with --json again (tables, --csv, --svg)");
+  add_output_options(
+      *cmd, opt->output,
+      {"Write everything, raw samples included, to this file", "Write the raw samples to this file",
+       "Write a plot to this file", "Write the report to this file too",
+       "Measure nothing: report a run saved with --json again (tables, --csv, --svg)"});
   cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");

@@ -1,15 +1,19 @@
 // greenctx demo: the main job. Info, a verified 16/rest split, and a short version of the guide's
 // section 4.6.7 experiment: how long a small critical kernel takes while a long kernel fills the
 // GPU, with and without green contexts.
+#include "bench/engine.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "stats.hpp"
+#include "report/table.hpp"
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
-#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace greenctx::cli {
 namespace {
@@ -23,58 +27,41 @@ struct demo_options {
   unsigned critical_sms = 16;
 };
 
-// The guide's experiment: a long kernel of many waves, each block spinning 200 us, and a critical
-// kernel of 16 blocks x 20 us launched 0.5 ms after it, timed from launch to completion on the
-// host clock.
-constexpr unsigned long_blocks = 8448;
-constexpr auto long_block_time = 200us;
-constexpr unsigned critical_blocks = 16;
-constexpr auto critical_block_time = 20us;
-constexpr unsigned threads = 128;
-constexpr auto critical_delay = 500us;
-constexpr unsigned warmup = 5;
-
-struct scenario_result {
-  std::string name;
-  std::string description;
-  summary critical_us;
-  std::optional<summary> background_us;
-};
-
-void busy_wait(clock::duration d) {
-  const auto until = clock::now() + d;
-  while (clock::now() < until) {
-  }
+// The guide's experiment, measured by the bench engine at demo size: a background of spin
+// kernels, each 4 full-GPU waves of 200 us blocks (8448 blocks on a 132-SM H100), kept queued,
+// and a critical kernel of 16 blocks x 20 us launched about every 0.5 ms, timed from launch to
+// completion on the host clock. Five of bench's placements, one round.
+bench::config demo_config(const demo_options &opt) {
+  bench::config cfg;
+  cfg.device = opt.device;
+  cfg.background = bench::background_kind::spin;
+  cfg.critical = bench::critical_kind::kernel;
+  cfg.critical_sms = opt.critical_sms;
+  cfg.samples = opt.samples;
+  cfg.warmup = 5;
+  cfg.rounds = 1;
+  cfg.gap = 500us;
+  cfg.critical_blocks = 16;
+  cfg.critical_block_time = 20us;
+  cfg.background_block_time = 200us;
+  cfg.background_waves = 4;
+  cfg.rate_window = 100ms;
+  cfg.placements = {"alone", "alone_green", "shared", "priority", "green"};
+  return cfg;
 }
 
-// One scenario: `background` may be null (the critical kernel alone).
-scenario_result measure(const device &dev, std::string name, std::string description,
-                        stream_ref critical, const stream *background, unsigned samples) {
-  std::vector<double> crit, bg;
-  event bg_start(dev.primary_context()), bg_end(dev.primary_context());
-  for (unsigned i = 0; i < warmup + samples; ++i) {
-    if (background) {
-      bg_start.record(*background);
-      launch_spin(*background, long_blocks, long_block_time, threads);
-      bg_end.record(*background);
-    }
-    busy_wait(critical_delay);
-    const auto t0 = clock::now();
-    launch_spin(critical, critical_blocks, critical_block_time, threads);
-    critical.synchronize();
-    const auto t1 = clock::now();
-    if (background)
-      background->synchronize();
-    if (i < warmup)
-      continue;
-    crit.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-    if (background)
-      bg.push_back(1000.0 * elapsed_ms(bg_start, bg_end));
-  }
-  scenario_result r{std::move(name), std::move(description), summarize(crit), std::nullopt};
-  if (background)
-    r.background_us = summarize(bg);
-  return r;
+const bench::placement_result &placement(const bench::results &r, const std::string &name) {
+  for (const auto &p : r.placements)
+    if (p.name == name)
+      return p;
+  throw std::logic_error("greenctx demo: the bench engine did not measure " + name);
+}
+
+// How long one background kernel took in `p`, in microseconds ("-" without a background).
+std::string background_kernel_time(const bench::results &r, const bench::placement_result &p) {
+  if (!p.background || p.background->rate() <= 0)
+    return "-";
+  return format_us(1e6 * r.background_launch_work / p.background->rate());
 }
 
 int run_demo(const demo_options &opt) {
@@ -101,59 +88,46 @@ int run_demo(const demo_options &opt) {
   if (verify_rc != exit_ok)
     return verify_rc;
 
-  fmt::print("\n== 3. Latency of a critical kernel while a long kernel fills the GPU\n");
-  fmt::print("long kernel: {} blocks x {} us; critical kernel: {} blocks x {} us, launched {} us "
-             "later; {} samples each\n",
-             long_blocks, long_block_time.count(), critical_blocks, critical_block_time.count(),
-             critical_delay.count(), opt.samples);
-  const auto [least, greatest] = dev.stream_priority_range();
-  const execution_context_ref primary = dev.primary_context();
-  const stream bg_shared = primary.create_stream(stream_flags::non_blocking, least);
-  const stream crit_shared = primary.create_stream(stream_flags::non_blocking, least);
-  const stream crit_high = primary.create_stream(stream_flags::non_blocking, greatest);
-  const stream crit_green = set.parts()[0].context.create_stream();
-  const stream bg_green = set.parts()[1].context.create_stream();
-  const unsigned crit_sms = set.parts()[0].obtained(), rest_sms = set.parts()[1].obtained();
+  fmt::print("\n== 3. Latency of a critical kernel while long kernels fill the GPU\n");
+  const bench::config cfg = demo_config(opt);
+  fmt::print("long kernels: {} full-GPU waves of {} us blocks, kept queued; critical kernel: {} "
+             "blocks x {} us, launched about every {} us; {} samples each\n",
+             cfg.background_waves, cfg.background_block_time.count(), cfg.critical_blocks,
+             cfg.critical_block_time.count(), cfg.gap.count(), opt.samples);
+  std::fflush(stdout); // the measurement takes a few seconds
+  const bench::results r = bench::run(dev, set, cfg, {});
+  const std::vector<column> columns = {{"placement", align::left, 58},
+                                       {"crit p50", align::right, 10},
+                                       {"crit p99", align::right, 10},
+                                       {"crit max", align::right, 10},
+                                       {"long kernel", align::right, 14}};
+  std::vector<row> rows;
+  for (const auto &p : r.placements)
+    rows.push_back({p.description, format_us(p.critical->host.p50), format_us(p.critical->host.p99),
+                    format_us(p.critical->host.max), background_kernel_time(r, p)});
+  fmt::print("\n{}", text_table(columns, rows, " "));
 
-  std::vector<scenario_result> results;
-  results.push_back(
-      measure(dev, "alone", "critical kernel alone, whole GPU", crit_shared, nullptr, opt.samples));
-  results.push_back(measure(dev, "alone_green",
-                            fmt::format("critical kernel alone, its {}-SM green context", crit_sms),
-                            crit_green, nullptr, opt.samples));
-  results.push_back(
-      measure(dev, "shared", "shared GPU, same priority", crit_shared, &bg_shared, opt.samples));
-  results.push_back(measure(dev, "priority", "shared GPU, critical stream at highest priority",
-                            crit_high, &bg_shared, opt.samples));
-  results.push_back(
-      measure(dev, "green",
-              fmt::format("green contexts: critical {} SMs, background {} SMs", crit_sms, rest_sms),
-              crit_green, &bg_green, opt.samples));
-
-  fmt::print("\n{:<58} {:>10} {:>10} {:>10} {:>14}\n", "placement", "crit p50", "crit p99",
-             "crit max", "long kernel");
-  for (const auto &r : results)
-    fmt::print("{:<58} {:>10} {:>10} {:>10} {:>14}\n", r.description, format_us(r.critical_us.p50),
-               format_us(r.critical_us.p99), format_us(r.critical_us.max),
-               r.background_us ? format_us(r.background_us->p50) : "-");
-
-  const auto &alone = results[1].critical_us, &shared = results[2].critical_us,
-             &prio = results[3].critical_us, &green = results[4].critical_us;
+  const unsigned crit_sms = r.critical_sms_obtained, rest_sms = r.background_sms_obtained;
+  const auto &alone = placement(r, "alone").critical->host,
+             &alone_green = placement(r, "alone_green").critical->host,
+             &shared = placement(r, "shared").critical->host,
+             &prio = placement(r, "priority").critical->host,
+             &green = placement(r, "green").critical->host;
   fmt::print("\nIn plain words:\n");
   fmt::print("- Sharing the GPU at the same priority, the critical kernel's p99 was {} "
              "instead of {} alone: it waited for the long kernel's blocks to drain.\n",
-             format_us(shared.p99), format_us(results[0].critical_us.p99));
+             format_us(shared.p99), format_us(alone.p99));
   fmt::print("- A high-priority stream gave p99 {}: priority only orders blocks that are still "
              "waiting; it cannot free an SM that a running block holds.\n",
              format_us(prio.p99));
   fmt::print("- With green contexts the p99 was {} ({:.1f}x lower than sharing, {:.1f}x lower "
              "than priority), against {} alone on the same {} SMs: its SMs were free.\n",
              format_us(green.p99), shared.p99 / green.p99, prio.p99 / green.p99,
-             format_us(alone.p99), crit_sms);
+             format_us(alone_green.p99), crit_sms);
   fmt::print(
       "- The price: the long kernel ran on {} SMs instead of {} and took {} instead of {}.\n",
-      rest_sms, all.sm_count(), format_us(results[4].background_us->p50),
-      format_us(results[2].background_us->p50));
+      rest_sms, all.sm_count(), background_kernel_time(r, placement(r, "green")),
+      background_kernel_time(r, placement(r, "shared")));
   fmt::print("\nDemo finished in {:.1f} s.\n",
              std::chrono::duration<double>(clock::now() - started).count());
   return exit_ok;

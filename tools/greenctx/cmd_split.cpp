@@ -1,6 +1,7 @@
 // greenctx split REQUEST: CUDA 13.1's heterogeneous split (group parameters), real or dry run.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/table.hpp"
 
 #include <fmt/format.h>
 
@@ -123,22 +124,37 @@ int run_split(const split_options &opt) {
                r.native ? "cuDevSmResourceSplit (native)"
                         : fmt::format("built by greenctx from {} split-by-count call{}", r.runs,
                                       r.runs == 1 ? "" : "s"));
-    fmt::print(" #  smCount cosched  pref  flags     asked    got  call  pieces{}\n",
-               checks.empty() ? "" : "            used  clusters");
+    std::vector<column> columns = {{"#", align::right, 2},
+                                   {"smCount", align::right, 7},
+                                   {"cosched", align::right, 7, " "},
+                                   {"pref", align::right, 5, " "},
+                                   {"flags", align::left, 8},
+                                   {"asked", align::right, 6, " "},
+                                   {"got", align::right, 6, " "},
+                                   {"call", align::right, 4},
+                                   {"pieces", align::left, 16}};
+    if (!checks.empty())
+      columns.insert(columns.end(), {{"used", align::right, 4}, {"clusters", align::left}});
+    std::vector<row> rows;
     for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
       const auto &o = r.outcomes[i];
       const auto &p = r.params[i];
-      std::string line = fmt::format(
-          "{:>2}  {:>7} {:>7} {:>5}  {:<8} {:>6} {:>6}  {:>4}  {:<16}", i, p.sm_count,
-          p.coscheduled_sm_count, p.preferred_coscheduled_sm_count, flags_text(p),
-          o.requested ? std::to_string(o.requested) : "all",
-          o.ok() ? std::to_string(o.obtained) : "-", o.run,
-          i < r.groups.size() ? pieces_text(r.groups[i]) : fmt::format("of {}", o.unit));
-      if (i < checks.size())
-        line += fmt::format("  {:>4}  {} of {}", checks[i].sms_used, checks[i].clusters,
-                            p.coscheduled_sm_count);
-      fmt::print("{}\n", line);
+      row cells = {std::to_string(i),
+                   std::to_string(p.sm_count),
+                   std::to_string(p.coscheduled_sm_count),
+                   std::to_string(p.preferred_coscheduled_sm_count),
+                   flags_text(p),
+                   o.requested ? std::to_string(o.requested) : "all",
+                   o.ok() ? std::to_string(o.obtained) : "-",
+                   std::to_string(o.run),
+                   i < r.groups.size() ? pieces_text(r.groups[i]) : fmt::format("of {}", o.unit)};
+      if (i < checks.size()) {
+        cells.push_back(std::to_string(checks[i].sms_used));
+        cells.push_back(fmt::format("{} of {}", checks[i].clusters, p.coscheduled_sm_count));
+      }
+      rows.push_back(std::move(cells));
     }
+    fmt::print("{}", text_table(columns, rows));
     fmt::print("remainder: {} SMs\n", r.remainder_sms);
     for (std::size_t i = 0; i < r.outcomes.size(); ++i)
       if (!r.outcomes[i].note.empty())

@@ -1,11 +1,14 @@
 // greenctx verify SPLIT: create the partitions, run a %smid probe on all at once, check them.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/table.hpp"
 
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace greenctx::cli {
 namespace {
@@ -85,8 +88,14 @@ int print_verification(const device &dev, const partition_set &set,
   fmt::print("greenctx verify {} on GPU {} ({}, {} SMs, CC {}.{})\n", request.to_string(),
              dev.ordinal(), dev.name(), dev.sms().sm_count(), major, minor);
   fmt::print("plan: {}\n\n", plan_summary(set.plan()));
-  fmt::print(" #  partition  requested  obtained  used  SM map (one character per SM id, 0..{})\n",
-             report.sm_span - 1);
+  const std::vector<column> columns = {
+      {"#", align::right, 2},
+      {"partition", align::left, 9},
+      {"requested", align::right, 9},
+      {"obtained", align::right, 8},
+      {"used", align::right, 4},
+      {fmt::format("SM map (one character per SM id, 0..{})", report.sm_span - 1), align::left}};
+  std::vector<row> rows;
   std::string combined(report.sm_span, '.');
   for (std::size_t i = 0; i < report.parts.size(); ++i) {
     const auto &u = report.parts[i];
@@ -94,10 +103,11 @@ int print_verification(const device &dev, const partition_set &set,
     for (std::size_t c = 0; c < map.size(); ++c)
       if (map[c] != '.')
         combined[c] = combined[c] == '.' ? map[c] : '!';
-    fmt::print("{:>2}  {:<9}  {:>9}  {:>8}  {:>4}  {}\n", i, u.label,
-               u.requested ? std::to_string(u.requested) : "-", u.obtained, u.sms.size(), map);
+    rows.push_back({std::to_string(i), u.label, u.requested ? std::to_string(u.requested) : "-",
+                    std::to_string(u.obtained), std::to_string(u.sms.size()), map});
   }
-  fmt::print("{:>2}  {:<9}  {:>9}  {:>8}  {:>4}  {}\n", "", "all", "", "", "", combined);
+  rows.push_back({"", "all", "", "", "", combined});
+  fmt::print("{}", text_table(columns, rows));
   for (std::size_t i = 0; i < set.parts().size(); ++i)
     if (!set.parts()[i].rounding.empty())
       fmt::print("note: partition {} ({}): {}\n", i, set.parts()[i].label(),

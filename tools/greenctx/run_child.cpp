@@ -1,6 +1,6 @@
 #include "run_child.hpp"
 #include "cli_common.hpp"
-#include "scale_report.hpp"
+#include "scale/records.hpp"
 
 #include <run_protocol.hpp>
 

@@ -1,8 +1,8 @@
-#include "clocks.hpp"
+#include "bench/clocks.hpp"
 
 #include <dlfcn.h>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 // The few NVML entry points used, declared from the NVML documentation (its header is not part
@@ -63,4 +63,4 @@ nlohmann::json read_clocks(const device &dev) {
           {"mem_max_mhz", mem_max}};
 }
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 
 /// SM and memory clocks now and their maxima, in MHz, or the reason they are unavailable.
 nlohmann::json read_clocks(const device &dev);
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

@@ -1,4 +1,4 @@
-#include "cublas.hpp"
+#include "bench/cublas.hpp"
 
 #include <cublas_api.h>
 #include <dlfcn.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 // The entry points used, typed from cuBLAS's own header; nothing is linked.
@@ -130,4 +130,4 @@ void gemm::launch(stream_ref s) {
         "cublasGemmEx");
 }
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 
 /// A square bf16 GEMM (C = A * B, fp32 accumulate) of size n on whatever stream it is given.
 /// The matrices hold random values. Needs libcublas (GREENCTX_CUBLAS names the file, else
@@ -34,4 +34,4 @@ private:
   void *handle_ = nullptr;
 };
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

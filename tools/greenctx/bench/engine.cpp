@@ -1,6 +1,6 @@
-#include "engine.hpp"
+#include "bench/engine.hpp"
 
-#include "cublas.hpp"
+#include "bench/cublas.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <random>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -178,8 +178,6 @@ background_rate background_alone(const device &dev, stream_ref s, background_wor
   return f.finish();
 }
 
-using cli::summarize;
-
 // Appends `count` samples (after `warmup` untimed ones) to `st`.
 void sample_critical(const device &dev, const config &cfg, critical_work &crit, stream_ref cs,
                      feeder *bg, unsigned warmup, unsigned count, std::mt19937 &rng,
@@ -219,6 +217,12 @@ void summarize_all(critical_stats &st) {
 
 results run(const device &dev, const config &cfg,
             const std::function<void(const std::string &)> &progress) {
+  const partition_set set = partition_set::create(dev, partition_request{{cfg.critical_sms}, true});
+  return run(dev, set, cfg, progress);
+}
+
+results run(const device &dev, const partition_set &set, const config &cfg,
+            const std::function<void(const std::string &)> &progress) {
   const auto say = [&](const std::string &line) {
     if (progress)
       progress(line);
@@ -226,7 +230,6 @@ results run(const device &dev, const config &cfg,
   results out;
   out.cfg = cfg;
   out.device_sms = dev.sms().sm_count();
-  const partition_set set = partition_set::create(dev, partition_request{{cfg.critical_sms}, true});
   const execution_context_ref crit_ctx = set.parts()[0].context, bg_ctx = set.parts()[1].context;
   out.critical_sms_obtained = set.parts()[0].obtained();
   out.background_sms_obtained = set.parts()[1].obtained();
@@ -284,7 +287,7 @@ results run(const device &dev, const config &cfg,
   say("warming up the background workload");
   for (const stream *s : {&bg_primary, &bg_green}) {
     for (int i = 0; i < 3; ++i)
-      bg->launch(*s);
+      out.background_launch_work = bg->launch(*s);
     s->synchronize();
   }
   say("background alone on all SMs");
@@ -300,7 +303,7 @@ results run(const device &dev, const config &cfg,
     bool trap;
   };
   const unsigned c = out.critical_sms_obtained, b = out.background_sms_obtained;
-  const std::vector<plan> plans = {
+  std::vector<plan> plans = {
       {"alone", "critical alone, whole GPU", crit_primary, nullptr, false},
       {"alone_green", fmt::format("critical alone in its {}-SM green context", c), crit_green,
        nullptr, false},
@@ -314,6 +317,12 @@ results run(const device &dev, const config &cfg,
       {"trap", "TRAP: background left in the primary context, critical green", crit_green,
        &bg_primary, true},
   };
+  const auto wanted = [&](const plan &p) {
+    return cfg.placements.empty() ||
+           std::find(cfg.placements.begin(), cfg.placements.end(), p.name) != cfg.placements.end();
+  };
+  plans.erase(std::remove_if(plans.begin(), plans.end(), [&](const plan &p) { return !wanted(p); }),
+              plans.end());
   // Rounds: every placement takes its share of the samples in each round, so that slow drifts
   // of the machine (clocks, host jitter) fall on all placements alike and ratios between them
   // stay honest. Each placement's first segment is preceded by the full warm-up, later ones by a
@@ -347,4 +356,4 @@ results run(const device &dev, const config &cfg,
   return out;
 }
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

@@ -1,9 +1,10 @@
-// `greenctx bench`: latency of a critical workload while a background workload fills the GPU,
-// under several placements, and the background's throughput. Measured like a benchmark tool:
-// warm-up, fixed sample counts, distributions, raw samples kept.
+// The measurement of `greenctx bench` (and of `greenctx demo`, at demo size): latency of a
+// critical workload while a background workload fills the GPU, under several placements, and the
+// background's throughput. Measured like a benchmark tool: warm-up, fixed sample counts,
+// distributions, raw samples kept.
 #pragma once
 
-#include "../stats.hpp"
+#include "report/stats.hpp"
 
 #include <greenctx/greenctx.hpp>
 
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 
 enum class background_kind { spin, memory, gemm };
 enum class critical_kind { kernel, gemm };
@@ -53,6 +54,8 @@ struct config {
   std::size_t memory_bytes = std::size_t{1} << 30; ///< memory: bytes copied per kernel
   unsigned gemm_n = 8192;
   std::chrono::milliseconds rate_window{300}; ///< how long background-alone rates are measured
+  /// The placements to measure, by name ("alone", "shared", ...); empty: all of them.
+  std::vector<std::string> placements;
 };
 
 /// Summaries of one critical series, in microseconds.
@@ -60,7 +63,7 @@ struct critical_stats {
   std::vector<double> host_us;        ///< launch to completion seen by the host
   std::vector<double> gpu_us;         ///< device events around the launch on its stream
   std::vector<double> start_delay_us; ///< gpu_us minus the kernel's own execution (kernel only)
-  cli::summary host, gpu, start_delay;
+  summary host, gpu, start_delay;
 };
 
 struct background_rate {
@@ -83,12 +86,19 @@ struct results {
   std::string background_unit;                       ///< "blocks/s", "GB/s", "TFLOP/s"
   double background_unit_scale = 1;                  ///< rate / scale is shown in background_unit
   background_rate background_full, background_share; ///< alone on all SMs / on its partition
-  std::string quantization; ///< how whole waves shape the background rate, for people
+  std::string quantization;          ///< how whole waves shape the background rate, for people
+  double background_launch_work = 0; ///< work of one background launch (rate's base unit)
   std::vector<placement_result> placements;
 };
 
-/// Runs every placement. `progress` receives one line per step (may be empty).
+/// Runs every placement of `cfg` on a split of `cfg.critical_sms` + the rest. `progress` receives
+/// one line per step (may be empty).
 results run(const device &dev, const config &cfg,
             const std::function<void(const std::string &)> &progress);
 
-} // namespace greenctx::bench
+/// The same on `set`, made by the caller: its first partition runs the critical work, its second
+/// the background (demo measures on the split it has just verified).
+results run(const device &dev, const partition_set &set, const config &cfg,
+            const std::function<void(const std::string &)> &progress);
+
+} // namespace greenctx::cli::bench

@@ -1,14 +1,15 @@
-// Printing and saving `greenctx bench` results: a markdown table, JSON with raw samples, CSV of
-// the samples, and an SVG plot.
+// How `greenctx bench` shows and saves its results: the targets, a markdown report, JSON with the
+// raw samples (written and read back), CSV of the samples and an SVG plot, laid out by the CLI's
+// shared table and SVG writers.
 #pragma once
 
-#include "engine.hpp"
+#include "bench/engine.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-namespace greenctx::bench {
+namespace greenctx::cli::bench {
 
 /// A target of the benchmark, evaluated on the results.
 struct target {
@@ -20,6 +21,12 @@ struct target {
 };
 
 std::vector<target> evaluate_targets(const results &r);
+
+/// The background partition's share of the device's SMs.
+double sm_share(const results &r);
+
+/// A background rate as a fraction of the background's rate alone on all SMs (0 when unknown).
+double of_full(const results &r, const background_rate &b);
 
 /// The markdown report (tables, targets, what the numbers mean).
 std::string markdown(const results &r, const nlohmann::json &environment);
@@ -38,4 +45,4 @@ std::string to_csv(const results &r);
 /// Latency distribution per placement (log scale) and background throughput, for people.
 std::string to_svg(const results &r, const nlohmann::json &environment);
 
-} // namespace greenctx::bench
+} // namespace greenctx::cli::bench

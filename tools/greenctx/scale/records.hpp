@@ -1,34 +1,17 @@
-// The pure part of `greenctx scale`: which SM counts to run at (the --sms list against the counts
-// a split can give), the record of every run, summaries and speed-ups, and the text table,
-// markdown, JSON, CSV and SVG outputs. No driver and no child processes: tested on any machine.
+// The record of one `greenctx scale`: every run of the program, its points (SM counts and the
+// unconfined baseline), their summaries and speed-ups, and the JSON file that saves it all.
+// Pure code: tested on any machine.
 #pragma once
 
-#include "stats.hpp"
-
-#include <greenctx/plan/granularity.hpp>
+#include "report/stats.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-namespace greenctx::scale {
-
-/// "8, 16, 24, ..., 128, 132" for people (the whole list when it is short).
-std::string describe_counts(const std::vector<unsigned> &valid);
-
-/// Parses `--sms` ("8,16,32"; spaces around entries are ignored) before any driver call. Each
-/// entry is decimal digits only, as every number of the CLI (read_decimal: "016" is 16).
-/// Throws request_error (code CUDA_ERROR_INVALID_VALUE) for an empty list or entry, an entry that
-/// is not a whole number in decimal, 0, a count listed twice, or a list out of increasing order.
-std::vector<unsigned> parse_sm_list(std::string_view text);
-
-/// Checks parsed counts against the device: each must be at most `device_sms` and one of `valid`
-/// (from valid_counts). Throws request_error naming the entry and the nearest valid counts.
-void check_sm_list(const std::vector<unsigned> &counts, const std::vector<unsigned> &valid,
-                   unsigned device_sms);
+namespace greenctx::cli::scale {
 
 /// "exit 0", "exit 3", "signal 11 (SIGSEGV)".
 std::string describe_end(int exit_code, int signal);
@@ -77,7 +60,7 @@ struct results {
 
 /// A point's numbers.
 struct point_summary {
-  cli::summary time; ///< seconds, over the runs that exited 0 (count 0: none did)
+  summary time; ///< seconds, over the runs that exited 0 (count 0: none did)
   /// Median at the smallest SM count / median here: how much faster than on the fewest SMs.
   std::optional<double> vs_smallest;
   /// Median unconfined / median here: below 1, slower than the program on the whole GPU.
@@ -88,11 +71,11 @@ struct point_summary {
 /// One summary per point, in the order of r.points.
 std::vector<point_summary> summarize(const results &r);
 
-/// The table for the terminal, with notes (problems, the failure).
-std::string text_table(const results &r, const nlohmann::json &environment);
+/// The first confined point (the fewest SMs), or null.
+const point *smallest_confined(const results &r);
 
-/// The same as a markdown report.
-std::string markdown(const results &r, const nlohmann::json &environment);
+/// The unconfined point, or null.
+const point *baseline_point(const results &r);
 
 /// Everything, raw samples and every run's end included.
 nlohmann::json to_json(const results &r, const nlohmann::json &environment);
@@ -103,12 +86,4 @@ nlohmann::json to_json(const results &r, const nlohmann::json &environment);
 /// green contexts.
 results from_json(const nlohmann::json &j);
 
-/// sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts: one
-/// row per timed run; confined_devices is the ordinals separated by ';' ("0"), empty for none.
-std::string to_csv(const results &r);
-
-/// Median wall time against SM count with min..max whiskers and the unconfined baseline, and the
-/// speed-up against the smallest count with the ideal (linear) speed-up: a self-contained SVG.
-std::string to_svg(const results &r, const nlohmann::json &environment);
-
-} // namespace greenctx::scale
+} // namespace greenctx::cli::scale

@@ -1,18 +1,18 @@
-// Pieces every report of the CLI writes the same way (bench and scale).
+// JSON pieces every result file writes the same way (bench and scale).
 #pragma once
 
-#include "stats.hpp"
+#include "report/stats.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <string>
+#include <optional>
 
 namespace greenctx::cli {
 
-/// `s` with &, <, > and " escaped, for SVG text and attributes.
-std::string xml_escape(const std::string &s);
-
 /// {"count", "min", "p50", "p90", "p99", "max", "mean", "stdev", "noise"}.
 nlohmann::json summary_json(const summary &s);
+
+/// The value, or null.
+nlohmann::json optional_json(const std::optional<double> &x);
 
 } // namespace greenctx::cli

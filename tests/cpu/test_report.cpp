@@ -1,0 +1,96 @@
+// The CLI's shared report writers (tools/greenctx/report/): tables, CSV, SVG pieces and the
+// output options, on their own (pure code).
+#include "report/output.hpp"
+#include "report/svg.hpp"
+#include "report/table.hpp"
+#include "text_checks.hpp"
+
+#include <greenctx/plan/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace greenctx::cli {
+namespace {
+
+using greenctx_test::contains;
+
+TEST(ReportTable, TextColumnsArePaddedAndTheLastMayStayUnpadded) {
+  const std::vector<column> columns = {
+      {"#", align::right, 3}, {"name", align::left, 6}, {"note", align::left, 0}};
+  EXPECT_EQ(text_table(columns, {{"1", "ab", "x"}, {"12", "longer name", ""}}),
+            "  #  name    note\n"
+            "  1  ab      x\n"
+            " 12  longer name\n");
+  EXPECT_EQ(text_row(columns, {"1", "a", "b"}, " "), "  1 a      b\n");
+}
+
+TEST(ReportTable, MarkdownAlignsByColumn) {
+  EXPECT_EQ(markdown_table({{"name", align::left}, {"value"}}, {{"a", "1"}, {"b", "2"}}),
+            "| name | value |\n|---|---:|\n| a | 1 |\n| b | 2 |\n");
+}
+
+TEST(ReportTable, CsvQuotesOnlyWhereNeeded) {
+  EXPECT_EQ(csv_line({"a", "1.5", ""}), "a,1.5,\n");
+  EXPECT_EQ(csv_line({"a,b", "say \"hi\"", "two\nlines"}),
+            "\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n");
+}
+
+TEST(ReportSvg, EscapesTextAndWritesShortNumbers) {
+  EXPECT_EQ(xml_escape("a <b> & \"c\""), "a &lt;b&gt; &amp; &quot;c&quot;");
+  EXPECT_EQ(svg::number(90), "90");
+  EXPECT_EQ(svg::number(12.345), "12.3");
+  EXPECT_EQ(svg::number(-0.01), "0");
+  EXPECT_DOUBLE_EQ(nice_step(132, 8), 20);
+  EXPECT_DOUBLE_EQ(nice_step(0, 5), 1);
+  svg::document doc(100, 50);
+  doc.text(1, 2, "x < y", {"#555", "end"});
+  doc.series({{1, 2}, {3, 4}}, "#123456");
+  const std::string s = doc.finish();
+  EXPECT_EQ(s.rfind("<svg", 0), 0u);
+  EXPECT_TRUE(
+      contains(s, "<text x=\"1\" y=\"2\" text-anchor=\"end\" fill=\"#555\">x &lt; y</text>"));
+  EXPECT_TRUE(contains(s, "points=\"1,2 3,4\""));
+  EXPECT_EQ(s.substr(s.size() - 7), "</svg>\n");
+}
+
+std::string rejection(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const request_error &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no request_error";
+  return {};
+}
+
+TEST(ReportOutput, MissingFoldersAreFoundBeforeAnyWork) {
+  output_options opt;
+  opt.csv = "/nonexistent-greenctx-folder/x.csv";
+  const std::string e = rejection([&] { check_output_paths("greenctx scale", opt); });
+  EXPECT_TRUE(contains(e, "cannot write --csv '/nonexistent-greenctx-folder/x.csv'")) << e;
+  opt.csv = std::filesystem::temp_directory_path().string();
+  EXPECT_TRUE(
+      contains(rejection([&] { check_output_paths("greenctx scale", opt); }), "it is a folder"));
+}
+
+TEST(ReportOutput, SavedFilesAreReadOrNamedAsWrong) {
+  const auto report = [](const nlohmann::json &j) { return j.at("answer").get<int>(); };
+  EXPECT_TRUE(
+      contains(rejection([&] { report_saved("greenctx bench", "/nonexistent.json", report); }),
+               "cannot read '/nonexistent.json'"));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "greenctx_test_report_saved.json").string();
+  std::ofstream(path) << R"({"answer": 7})";
+  EXPECT_EQ(report_saved("greenctx bench", path, report), 7);
+  std::ofstream(path) << R"({"question": 7})";
+  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx bench", path, report); }),
+                       "is not a greenctx bench JSON file"));
+  std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace greenctx::cli

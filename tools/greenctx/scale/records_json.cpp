@@ -1,0 +1,107 @@
+// The JSON file of `greenctx scale` (--json, --from): written and read back.
+#include "report/json.hpp"
+#include "scale/records.hpp"
+
+namespace greenctx::cli::scale {
+namespace {
+
+nlohmann::json run_json(const run_record &r) {
+  return {{"repeat", r.repeat},
+          {"wall_s", r.wall_s},
+          {"exit_code", r.exit_code},
+          {"signal", r.signal},
+          {"end", describe_end(r.exit_code, r.signal)},
+          {"cuda_used", r.cuda_used},
+          {"confined_devices", r.confined_devices},
+          {"green_contexts", r.green_contexts},
+          {"problems", r.problems}};
+}
+
+run_record run_from_json(const nlohmann::json &j, int device) {
+  run_record r;
+  r.repeat = j.at("repeat");
+  r.wall_s = j.at("wall_s");
+  r.exit_code = j.at("exit_code");
+  r.signal = j.at("signal");
+  r.cuda_used = j.at("cuda_used");
+  if (const auto old = j.find("confined_threads");
+      old != j.end() && !j.contains("green_contexts")) {
+    // Written before the confined_devices report: threads with a green context on `device`.
+    r.green_contexts = old->get<unsigned>();
+    if (r.green_contexts > 0)
+      r.confined_devices = {device};
+  } else {
+    r.confined_devices = j.at("confined_devices").get<std::vector<int>>();
+    r.green_contexts = j.at("green_contexts");
+  }
+  r.problems = j.at("problems").get<std::vector<std::string>>();
+  return r;
+}
+
+} // namespace
+
+nlohmann::json to_json(const results &r, const nlohmann::json &env) {
+  const auto sums = summarize(r);
+  nlohmann::json j;
+  j["environment"] = env;
+  j["program"] = r.program;
+  std::vector<unsigned> counts;
+  for (const auto &p : r.points)
+    if (!p.baseline)
+      counts.push_back(p.sms);
+  j["config"] = {{"device", r.device},
+                 {"device_sms", r.device_sms},
+                 {"ignore_coscheduling", r.ignore_coscheduling},
+                 {"repeat", r.repeat},
+                 {"warmup", r.warmup},
+                 {"warmup_sms", r.warmup_sms},
+                 {"sms", counts}};
+  j["warmups"] = nlohmann::json::array();
+  for (const auto &w : r.warmups)
+    j["warmups"].push_back(run_json(w));
+  j["points"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const auto &p = r.points[i];
+    nlohmann::json pj{{"sms", p.sms},
+                      {"unconfined", p.baseline},
+                      {"samples_s", p.samples()},
+                      {"summary_s", summary_json(sums[i].time)},
+                      {"speedup_vs_smallest", optional_json(sums[i].vs_smallest)},
+                      {"speedup_vs_unconfined", optional_json(sums[i].vs_baseline)},
+                      {"status", sums[i].status}};
+    pj["runs"] = nlohmann::json::array();
+    for (const auto &run : p.runs)
+      pj["runs"].push_back(run_json(run));
+    j["points"].push_back(pj);
+  }
+  j["complete"] = r.complete();
+  j["failure"] = r.complete() ? nlohmann::json(nullptr) : nlohmann::json(r.failure);
+  return j;
+}
+
+results from_json(const nlohmann::json &j) {
+  results r;
+  r.program = j.at("program").get<std::vector<std::string>>();
+  const auto &c = j.at("config");
+  r.device = c.at("device");
+  r.device_sms = c.at("device_sms");
+  r.ignore_coscheduling = c.at("ignore_coscheduling");
+  r.repeat = c.at("repeat");
+  r.warmup = c.at("warmup");
+  r.warmup_sms = c.at("warmup_sms");
+  for (const auto &w : j.at("warmups"))
+    r.warmups.push_back(run_from_json(w, r.device));
+  for (const auto &pj : j.at("points")) {
+    point p;
+    p.sms = pj.at("sms");
+    p.baseline = pj.at("unconfined");
+    for (const auto &run : pj.at("runs"))
+      p.runs.push_back(run_from_json(run, r.device));
+    r.points.push_back(std::move(p));
+  }
+  if (!j.at("failure").is_null())
+    r.failure = j.at("failure");
+  return r;
+}
+
+} // namespace greenctx::cli::scale
