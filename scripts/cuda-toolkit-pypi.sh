@@ -14,7 +14,8 @@
 # this toolkit has no CUDA::cuda_driver unless the machine's driver provides libcuda.so.
 #
 # Idempotent: a wheel already unpacked (DIR/.installed/NAME-VERSION) is not fetched again.
-# Needs python3 with pip and network access to PyPI; on failure it says which wheel and exits 1.
+# Needs python3 with pip (GREENCTX_PYTHON names another Python, e.g. a virtual environment's) and
+# network access to PyPI; on failure it says which wheel and exits 1.
 # GREENCTX_PYPI_CUDA_VERSION and GREENCTX_PYPI_CUBLAS_VERSION change the pinned versions.
 set -euo pipefail
 
@@ -45,8 +46,9 @@ for p in manylinux2014 manylinux_2_17 manylinux_2_27 manylinux_2_28 manylinux201
   platforms+=(--platform "${p}_$arch")
 done
 
-if ! python3 -m pip --version >/dev/null 2>&1; then
-  echo "cuda-toolkit-pypi: python3 has no pip (Debian/Ubuntu: apt-get install python3-pip)" >&2
+python=${GREENCTX_PYTHON:-python3}
+if ! "$python" -m pip --version >/dev/null 2>&1; then
+  echo "cuda-toolkit-pypi: $python has no pip (Debian/Ubuntu: apt-get install python3-pip)" >&2
   exit 1
 fi
 
@@ -57,14 +59,14 @@ for spec in "${wheels[@]}"; do
   [ -e "$stamp" ] && continue
   echo "cuda-toolkit-pypi: fetching $spec from PyPI into $dir" >&2
   rm -rf "$dir/.wheels/$name"
-  if ! python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  if ! "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
         "${platforms[@]}" -d "$dir/.wheels/$name" "$spec" >&2; then
     echo "cuda-toolkit-pypi: could not download $spec from PyPI (network? version?)" >&2
     exit 1
   fi
   # Unpack nvidia/cu13/* into DIR, keeping the files' modes (zipfile's extract drops them, and
   # nvcc, cicc, ptxas must be executable).
-  python3 - "$dir" "$dir/.wheels/$name"/*.whl <<'EOF'
+  "$python" - "$dir" "$dir/.wheels/$name"/*.whl <<'EOF'
 import os, sys, zipfile
 root, wheel = sys.argv[1], sys.argv[2]
 prefix = "nvidia/cu13/"
