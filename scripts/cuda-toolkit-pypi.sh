@@ -1,38 +1,45 @@
 #!/usr/bin/env bash
 # Installs a CUDA toolkit that nvcc and CMake can use from NVIDIA's PyPI wheels, into DIR:
 #
-#   scripts/cuda-toolkit-pypi.sh DIR [--cublas]
+#   scripts/cuda-toolkit-pypi.sh DIR [--version V] [--cublas [--cublas-version V]]
 #
 # DIR becomes a toolkit root (DIR/bin/nvcc, DIR/include, DIR/lib, DIR/nvvm): use it with
-# `cmake -DCUDAToolkit_ROOT=DIR -DCMAKE_CUDA_COMPILER=DIR/bin/nvcc`. The wheels are the CUDA 13.5
-# compiler pieces (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and static,
-# the runtime and driver API headers with cuda.h and cudaTypedefs.h) and, with --cublas,
-# nvidia-cublas. Every wheel lays its files under nvidia/cu13/, so unpacking them all into one
+# `cmake -DCUDAToolkit_ROOT=DIR -DCMAKE_CUDA_COMPILER=DIR/bin/nvcc`. The wheels are the compiler
+# pieces at version V (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and
+# static, the runtime and driver API headers with cuda.h and cudaTypedefs.h; default 13.5.37, the
+# toolkit of issue item 6) and, with --cublas, nvidia-cublas (default 13.10.0.20; 13.0.2.14 goes
+# with 13.0.88). Every wheel lays its files under nvidia/cu13/, so unpacking them all into one
 # folder gives nvcc the layout its nvcc.profile expects (bin/../nvvm/bin/cicc, bin/../include).
 # What the wheels lack is added: the unversioned libcudart.so and libcublas*.so links that a
 # linker looks for (the wheels ship only the .so.13 files). PyPI has no libcuda stub: a build with
-# this toolkit has no CUDA::cuda_driver unless the machine's driver provides libcuda.so.
+# this toolkit has no CUDA::cuda_driver unless the machine's driver provides libcuda.
 #
-# Idempotent: a wheel already unpacked (DIR/.installed/NAME-VERSION) is not fetched again.
+# Idempotent: a wheel already unpacked (DIR/.installed/NAME-VERSION) is not fetched again; a DIR
+# holding another version of a wheel is refused (one version per folder).
 # Needs python3 with pip (GREENCTX_PYTHON names another Python, e.g. a virtual environment's) and
 # network access to PyPI; on failure it says which wheel and exits 1.
-# GREENCTX_PYPI_CUDA_VERSION and GREENCTX_PYPI_CUBLAS_VERSION change the pinned versions.
 set -euo pipefail
 
-usage() { echo "usage: $0 DIR [--cublas]" >&2; exit 2; }
+usage() {
+  echo "usage: $0 DIR [--version V] [--cublas [--cublas-version V]]" >&2
+  exit 2
+}
 [ $# -ge 1 ] || usage
 dir=$1
 shift
+cuda_version=13.5.37
+cublas_version=13.10.0.20
 with_cublas=0
-for a in "$@"; do
-  case $a in
+while [ $# -gt 0 ]; do
+  case $1 in
     --cublas) with_cublas=1 ;;
+    --version) [ $# -ge 2 ] || usage; cuda_version=$2; shift ;;
+    --cublas-version) [ $# -ge 2 ] || usage; cublas_version=$2; shift ;;
     *) usage ;;
   esac
+  shift
 done
 
-cuda_version=${GREENCTX_PYPI_CUDA_VERSION:-13.5.37}
-cublas_version=${GREENCTX_PYPI_CUBLAS_VERSION:-13.10.0.20}
 wheels=("nvidia-cuda-nvcc==$cuda_version" "nvidia-cuda-runtime==$cuda_version"
         "nvidia-cuda-crt==$cuda_version" "nvidia-nvvm==$cuda_version")
 [ "$with_cublas" = 1 ] && wheels+=("nvidia-cublas==$cublas_version")
@@ -57,6 +64,13 @@ for spec in "${wheels[@]}"; do
   version=${spec##*==}
   stamp="$dir/.installed/$name-$version"
   [ -e "$stamp" ] && continue
+  for other in "$dir/.installed/$name"-[0-9]*; do
+    if [ -e "$other" ]; then
+      echo "cuda-toolkit-pypi: $dir holds $(basename "$other"), not $version:" \
+           "use another folder" >&2
+      exit 1
+    fi
+  done
   echo "cuda-toolkit-pypi: fetching $spec from PyPI into $dir" >&2
   rm -rf "$dir/.wheels/$name"
   if ! "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \

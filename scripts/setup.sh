@@ -3,10 +3,13 @@
 # Idempotent: packages already present are not touched; the build is incremental.
 #
 # The CUDA toolkit: nvcc 12.4 or newer in /usr/local/cuda or on PATH. Without one (a machine with
-# only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi
-# (scripts/cuda-toolkit-pypi.sh: CUDA 13.5's nvcc, cudart, headers and cuBLAS) and are used. PyPI
-# has no libcuda stub: the two test programs that link libcuda then use the driver's, and are not
-# built on a machine without a driver (tests/CMakeLists.txt).
+# only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi-VERSION
+# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is
+# 13.0.88 (GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_CUBLAS_VERSION change it), the toolkit of the
+# H200's driver 580: greenctx's C API layer (src/capi) does not compile with 13.1+ headers yet,
+# which declare cudaDevResourceDesc_t as the driver's CUdevResourceDesc (measured with 13.5.37).
+# PyPI has no libcuda stub: the two test programs that link libcuda then use the driver's, and
+# are not built on a machine without a driver (tests/CMakeLists.txt).
 #
 #   GREENCTX_BUILD_DIR=DIR          build there instead of build/
 #   GREENCTX_IGNORE_SYSTEM_CUDA=1   use the PyPI toolkit even where a toolkit is installed, and hide
@@ -53,8 +56,10 @@ else
   else
     echo "setup: no CUDA toolkit (nvcc) found: its pieces come from PyPI"
   fi
-  root="$build/cuda-pypi"
-  scripts/cuda-toolkit-pypi.sh "$root" --cublas || {
+  version=${GREENCTX_PYPI_CUDA_VERSION:-13.0.88}
+  root="$build/cuda-pypi-$version"
+  scripts/cuda-toolkit-pypi.sh "$root" --version "$version" --cublas \
+      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.0.2.14}" || {
     echo "setup: could not install the CUDA toolkit from PyPI (above: why); install the toolkit" >&2
     echo "       (nvcc 12.4 or newer) or put its bin/ on PATH" >&2
     exit 1

@@ -15,11 +15,13 @@ if [ ! -x "$build"/pyenv/bin/python ]; then
 fi
 
 # cuda_compat.h with CUDA 13.1+ headers (ctest cpu.toolkit.routing): checked against CUDA 13.5's
-# nvcc and headers from PyPI, installed into BUILD/cuda-pypi with the virtual environment's pip.
-# No network is a failure, said here and again at the end, never a silent pass.
+# nvcc and headers from PyPI, installed into BUILD/cuda-pypi-13.5.37 with the virtual environment's
+# pip. No network is a failure, said here and again at the end, never a silent pass.
 routing_error=""
-if GREENCTX_PYTHON="$build"/pyenv/bin/python scripts/cuda-toolkit-pypi.sh "$build/cuda-pypi"; then
-  cmake "$build" -DGREENCTX_ROUTING_CHECK_CUDA="$(cd "$build/cuda-pypi" && pwd)" >/dev/null
+routing_cuda=$build/cuda-pypi-13.5.37
+if GREENCTX_PYTHON="$build"/pyenv/bin/python scripts/cuda-toolkit-pypi.sh "$routing_cuda" \
+     --version 13.5.37; then
+  cmake "$build" -DGREENCTX_ROUTING_CHECK_CUDA="$(cd "$routing_cuda" && pwd)" >/dev/null
 else
   routing_error="FAILED: the CUDA 13.5 toolkit could not be installed from PyPI"
   routing_error+=" (scripts/cuda-toolkit-pypi.sh, above), so cpu.toolkit.routing did not run"
@@ -36,7 +38,7 @@ fi
 # it from PyPI (FindCUDAToolkit reads CUDAToolkit_ROOT from the environment).
 cuda_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$build"/CMakeCache.txt)
 case $cuda_bin in
-  */cuda-pypi/bin) export CUDAToolkit_ROOT=${cuda_bin%/bin} CUDACXX=$cuda_bin/nvcc ;;
+  */cuda-pypi-*/bin) export CUDAToolkit_ROOT=${cuda_bin%/bin} CUDACXX=$cuda_bin/nvcc ;;
 esac
 "$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
 "$build"/pyenv/bin/python -m pytest -rs python/tests || status=$?
