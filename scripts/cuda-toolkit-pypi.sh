@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs a CUDA toolkit that nvcc and CMake can use from NVIDIA's PyPI wheels, into DIR:
 #
-#   scripts/cuda-toolkit-pypi.sh DIR [--version V] [--cublas [--cublas-version V]]
+#   scripts/cuda-toolkit-pypi.sh DIR [--version V] [--runtime-version V]
+#                                    [--cublas [--cublas-version V]]
 #
 # DIR becomes a toolkit root (DIR/bin/nvcc, DIR/include, DIR/lib, DIR/nvvm): use it with
 # `cmake -DCUDAToolkit_ROOT=DIR -DCMAKE_CUDA_COMPILER=DIR/bin/nvcc`. The wheels are the compiler
 # pieces at version V (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and
 # static, the runtime and driver API headers with cuda.h and cudaTypedefs.h; default 13.5.37, the
-# toolkit of issue item 6) and, with --cublas, nvidia-cublas (default 13.10.0.20; 13.0.2.14 goes
-# with 13.0.88). Every wheel lays its files under nvidia/cu13/, so unpacking them all into one
-# folder gives nvcc the layout its nvcc.profile expects (bin/../nvvm/bin/cicc, bin/../include).
+# toolkit of issue item 6; --runtime-version sets nvidia-cuda-runtime's apart) and, with --cublas,
+# nvidia-cublas (default 13.10.0.20). The CUDA 13.0 of this project's machines (the dist-info in
+# their /usr/local/cuda) is 13.0.88 with runtime 13.0.96 and cuBLAS 13.1.0.3 (whose cublas_api.h
+# needs 13.0.96's library_types.h). Every wheel lays its files under nvidia/cu13/, so unpacking
+# them all into one folder gives nvcc the layout its nvcc.profile expects (bin/../nvvm/bin/cicc,
+# bin/../include).
 # What the wheels lack is added: the unversioned libcudart.so and libcublas*.so links that a
 # linker looks for (the wheels ship only the .so.13 files). PyPI has no libcuda stub: a build with
 # this toolkit has no CUDA::cuda_driver unless the machine's driver provides libcuda.
@@ -21,7 +25,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 DIR [--version V] [--cublas [--cublas-version V]]" >&2
+  echo "usage: $0 DIR [--version V] [--runtime-version V] [--cublas [--cublas-version V]]" >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -29,18 +33,20 @@ dir=$1
 shift
 cuda_version=13.5.37
 cublas_version=13.10.0.20
+runtime_version=""
 with_cublas=0
 while [ $# -gt 0 ]; do
   case $1 in
     --cublas) with_cublas=1 ;;
     --version) [ $# -ge 2 ] || usage; cuda_version=$2; shift ;;
+    --runtime-version) [ $# -ge 2 ] || usage; runtime_version=$2; shift ;;
     --cublas-version) [ $# -ge 2 ] || usage; cublas_version=$2; shift ;;
     *) usage ;;
   esac
   shift
 done
 
-wheels=("nvidia-cuda-nvcc==$cuda_version" "nvidia-cuda-runtime==$cuda_version"
+wheels=("nvidia-cuda-nvcc==$cuda_version" "nvidia-cuda-runtime==${runtime_version:-$cuda_version}"
         "nvidia-cuda-crt==$cuda_version" "nvidia-nvvm==$cuda_version")
 [ "$with_cublas" = 1 ] && wheels+=("nvidia-cublas==$cublas_version")
 

@@ -5,8 +5,10 @@
 # The CUDA toolkit: nvcc 12.4 or newer in /usr/local/cuda or on PATH. Without one (a machine with
 # only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi-VERSION
 # (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is
-# 13.0.88 (GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_CUBLAS_VERSION change it), the toolkit of the
-# H200's driver 580: greenctx's C API layer (src/capi) does not compile with 13.1+ headers yet,
+# 13.0.88, with runtime 13.0.96 and cuBLAS 13.1.0.3: the CUDA 13.0 of this project's machines
+# (the dist-info in their /usr/local/cuda), the toolkit of the H200's driver 580.
+# GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION change
+# them. Not 13.1+: greenctx's C API layer (src/capi) does not compile with 13.1+ headers yet,
 # which declare cudaDevResourceDesc_t as the driver's CUdevResourceDesc (measured with 13.5.37).
 # PyPI has no libcuda stub: the two test programs that link libcuda then use the driver's, and
 # are not built on a machine without a driver (tests/CMakeLists.txt).
@@ -58,8 +60,9 @@ else
   fi
   version=${GREENCTX_PYPI_CUDA_VERSION:-13.0.88}
   root="$build/cuda-pypi-$version"
-  scripts/cuda-toolkit-pypi.sh "$root" --version "$version" --cublas \
-      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.0.2.14}" || {
+  scripts/cuda-toolkit-pypi.sh "$root" --version "$version" \
+      --runtime-version "${GREENCTX_PYPI_RUNTIME_VERSION:-13.0.96}" --cublas \
+      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.1.0.3}" || {
     echo "setup: could not install the CUDA toolkit from PyPI (above: why); install the toolkit" >&2
     echo "       (nvcc 12.4 or newer) or put its bin/ on PATH" >&2
     exit 1
