@@ -2,21 +2,23 @@
 # Installs a CUDA toolkit that nvcc and CMake can use from NVIDIA's PyPI wheels, into DIR:
 #
 #   scripts/cuda-toolkit-pypi.sh DIR [--version V] [--runtime-version V]
-#                                    [--cublas [--cublas-version V]]
+#                                    [--cublas [--cublas-version V] [--cccl-version V]]
 #
-# DIR becomes a toolkit root (DIR/bin/nvcc, DIR/include, DIR/lib, DIR/nvvm): use it with
-# `cmake -DCUDAToolkit_ROOT=DIR -DCMAKE_CUDA_COMPILER=DIR/bin/nvcc`. The wheels are the compiler
-# pieces at version V (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and
-# static, the runtime and driver API headers with cuda.h and cudaTypedefs.h; default 13.5.37, the
-# toolkit of issue item 6; --runtime-version sets nvidia-cuda-runtime's apart) and, with --cublas,
-# nvidia-cublas (default 13.10.0.20). The CUDA 13.0 of this project's machines (the dist-info in
-# their /usr/local/cuda) is 13.0.88 with runtime 13.0.96 and cuBLAS 13.1.0.3 (whose cublas_api.h
-# needs 13.0.96's library_types.h). Every wheel lays its files under nvidia/cu13/, so unpacking
-# them all into one folder gives nvcc the layout its nvcc.profile expects (bin/../nvvm/bin/cicc,
-# bin/../include).
-# What the wheels lack is added: the unversioned libcudart.so and libcublas*.so links that a
-# linker looks for (the wheels ship only the .so.13 files). PyPI has no libcuda stub: a build with
-# this toolkit has no CUDA::cuda_driver unless the machine's driver provides libcuda.
+# DIR becomes a toolkit root (DIR/bin/nvcc, DIR/include, DIR/lib, DIR/nvvm): use it with `cmake
+# -DCUDAToolkit_ROOT=DIR -DCMAKE_CUDA_COMPILER=DIR/bin/nvcc`. The wheels are the compiler pieces at
+# version V (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and static, the
+# runtime and driver API headers with cuda.h and cudaTypedefs.h; default 13.5.37, the toolkit of
+# issue item 6; --runtime-version sets nvidia-cuda-runtime's apart) and, with --cublas,
+# nvidia-cublas (default 13.10.0.20) and nvidia-cuda-cccl (default 13.3.5.0.6, the newest; not tried
+# with 13.5), whose include/nv/target cuBLAS's headers need through cuda_fp16.h (without it the
+# compiler took /usr/local/include's here). The CUDA 13.0 of this project's machines (the dist-info
+# in their /usr/local/cuda) is 13.0.88 with runtime 13.0.96, cuBLAS 13.1.0.3 (whose cublas_api.h
+# needs 13.0.96's library_types.h) and CCCL 13.0.85. Every wheel lays its files under nvidia/cu13/,
+# so unpacking them all into one folder gives nvcc the layout its nvcc.profile expects
+# (bin/../nvvm/bin/cicc, bin/../include). What the wheels lack is added: the unversioned
+# libcudart.so and libcublas*.so links that a linker looks for (the wheels ship only the .so.13
+# files). PyPI has no libcuda stub: a build with this toolkit has no CUDA::cuda_driver unless the
+# machine's driver provides libcuda.
 #
 # Idempotent: a wheel already unpacked (DIR/.installed/NAME-VERSION) is not fetched again; a DIR
 # holding another version of a wheel is refused (one version per folder).
@@ -25,7 +27,8 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 DIR [--version V] [--runtime-version V] [--cublas [--cublas-version V]]" >&2
+  echo "usage: $0 DIR [--version V] [--runtime-version V]" \
+       "[--cublas [--cublas-version V] [--cccl-version V]]" >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -33,6 +36,7 @@ dir=$1
 shift
 cuda_version=13.5.37
 cublas_version=13.10.0.20
+cccl_version=13.3.5.0.6
 runtime_version=""
 with_cublas=0
 while [ $# -gt 0 ]; do
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --version) [ $# -ge 2 ] || usage; cuda_version=$2; shift ;;
     --runtime-version) [ $# -ge 2 ] || usage; runtime_version=$2; shift ;;
     --cublas-version) [ $# -ge 2 ] || usage; cublas_version=$2; shift ;;
+    --cccl-version) [ $# -ge 2 ] || usage; cccl_version=$2; shift ;;
     *) usage ;;
   esac
   shift
@@ -48,7 +53,8 @@ done
 
 wheels=("nvidia-cuda-nvcc==$cuda_version" "nvidia-cuda-runtime==${runtime_version:-$cuda_version}"
         "nvidia-cuda-crt==$cuda_version" "nvidia-nvvm==$cuda_version")
-[ "$with_cublas" = 1 ] && wheels+=("nvidia-cublas==$cublas_version")
+[ "$with_cublas" = 1 ] && wheels+=("nvidia-cublas==$cublas_version"
+                                   "nvidia-cuda-cccl==$cccl_version")
 
 mkdir -p "$dir/.installed" "$dir/.wheels"
 dir=$(cd "$dir" && pwd)

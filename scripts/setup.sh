@@ -4,14 +4,15 @@
 #
 # The CUDA toolkit: nvcc 12.4 or newer in /usr/local/cuda or on PATH. Without one (a machine with
 # only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi-VERSION
-# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is
-# 13.0.88, with runtime 13.0.96 and cuBLAS 13.1.0.3: the CUDA 13.0 of this project's machines
+# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is 13.0.88,
+# with runtime 13.0.96, cuBLAS 13.1.0.3 and CCCL 13.0.85: the CUDA 13.0 of this project's machines
 # (the dist-info in their /usr/local/cuda), the toolkit of the H200's driver 580.
-# GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION change
-# them. Not 13.1+: greenctx's C API layer (src/capi) does not compile with 13.1+ headers yet,
-# which declare cudaDevResourceDesc_t as the driver's CUdevResourceDesc (measured with 13.5.37).
-# PyPI has no libcuda stub: the two test programs that link libcuda then use the driver's, and
-# are not built on a machine without a driver (tests/CMakeLists.txt).
+# GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION and
+# GREENCTX_PYPI_CCCL_VERSION change them. Not 13.1+: greenctx's C API layer (src/capi) does not
+# compile with 13.1+ headers yet, which declare cudaDevResourceDesc_t as the driver's
+# CUdevResourceDesc (measured with 13.5.37). PyPI has no libcuda stub: the two test programs that
+# link libcuda then use the driver's, and are not built on a machine without a driver
+# (tests/CMakeLists.txt).
 #
 #   GREENCTX_BUILD_DIR=DIR          build there instead of build/
 #   GREENCTX_IGNORE_SYSTEM_CUDA=1   use the PyPI toolkit even where a toolkit is installed, and hide
@@ -62,7 +63,8 @@ else
   root="$build/cuda-pypi-$version"
   scripts/cuda-toolkit-pypi.sh "$root" --version "$version" \
       --runtime-version "${GREENCTX_PYPI_RUNTIME_VERSION:-13.0.96}" --cublas \
-      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.1.0.3}" || {
+      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.1.0.3}" \
+      --cccl-version "${GREENCTX_PYPI_CCCL_VERSION:-13.0.85}" || {
     echo "setup: could not install the CUDA toolkit from PyPI (above: why); install the toolkit" >&2
     echo "       (nvcc 12.4 or newer) or put its bin/ on PATH" >&2
     exit 1
