@@ -9,16 +9,16 @@
 # version V (nvidia-cuda-nvcc, -runtime, -crt, nvidia-nvvm: nvcc, cudart shared and static, the
 # runtime and driver API headers with cuda.h and cudaTypedefs.h; default 13.5.37, the toolkit of
 # issue item 6; --runtime-version sets nvidia-cuda-runtime's apart) and, with --cublas,
-# nvidia-cublas (default 13.10.0.20) and nvidia-cuda-cccl (default 13.3.5.0.6, the newest; not tried
-# with 13.5), whose include/nv/target cuBLAS's headers need through cuda_fp16.h (without it the
-# compiler took /usr/local/include's here). The CUDA 13.0 of this project's machines (the dist-info
-# in their /usr/local/cuda) is 13.0.88 with runtime 13.0.96, cuBLAS 13.1.0.3 (whose cublas_api.h
-# needs 13.0.96's library_types.h) and CCCL 13.0.85. Every wheel lays its files under nvidia/cu13/,
-# so unpacking them all into one folder gives nvcc the layout its nvcc.profile expects
-# (bin/../nvvm/bin/cicc, bin/../include). What the wheels lack is added: the unversioned
-# libcudart.so and libcublas*.so links that a linker looks for (the wheels ship only the .so.13
-# files). PyPI has no libcuda stub: a build with this toolkit has no CUDA::cuda_driver unless the
-# machine's driver provides libcuda.
+# nvidia-cublas (default 13.10.0.20) and nvidia-cuda-cccl (default 13.3.5.0.6, the newest: the
+# cuBLAS programs compile with it and 13.5.37), whose include/nv/target cuBLAS's headers need
+# through cuda_fp16.h (without it the compiler took /usr/local/include's here). The CUDA 13.0 of
+# this project's machines (the dist-info in their /usr/local/cuda) is 13.0.88 with runtime 13.0.96,
+# cuBLAS 13.1.0.3 (whose cublas_api.h needs 13.0.96's library_types.h) and CCCL 13.0.85. Every wheel
+# lays its files under nvidia/cu13/, so unpacking them all into one folder gives nvcc the layout its
+# nvcc.profile expects (bin/../nvvm/bin/cicc, bin/../include). What the wheels lack is added: the
+# unversioned libcudart.so and libcublas*.so links that a linker looks for (the wheels ship only the
+# .so.13 files). PyPI has no libcuda stub: a build with this toolkit has no CUDA::cuda_driver unless
+# the machine's driver provides libcuda.
 #
 # Idempotent: a wheel already unpacked (DIR/.installed/NAME-VERSION) is not fetched again; a DIR
 # holding another version of a wheel is refused (one version per folder).
