@@ -31,6 +31,6 @@ tests/cli_gpu/run-check.sh --ctest-file > "$dst"/CTestTestfile.cmake
 # The device copy of the tree has no git history: record what was built.
 git describe --always --dirty > "$dst"/COMMIT 2>/dev/null || echo unknown > "$dst"/COMMIT
 # Which toolkit built it (the GPU machine's checks run the same either way).
-nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:STRING=//p' "$src"/CMakeCache.txt)
-[ -x "$nvcc" ] && "$nvcc" --version | tail -n 1 > "$dst"/TOOLKIT
+nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$src"/CMakeCache.txt)
+if [ -x "$nvcc" ]; then "$nvcc" --version | tail -n 1 > "$dst"/TOOLKIT; fi
 du -sh "$dst"
