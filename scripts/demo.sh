@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec build/tools/greenctx/greenctx demo "$@"
+exec "${GREENCTX_BUILD_DIR:-build}"/tools/greenctx/greenctx demo "$@"

@@ -1,12 +1,43 @@
 #!/usr/bin/env bash
 # Installs what greenctx needs to build (Debian/Ubuntu packages) and builds it into build/.
 # Idempotent: packages already present are not touched; the build is incremental.
-# Needs the CUDA toolkit (nvcc and headers, 12.4 or newer) in /usr/local/cuda or on PATH.
+#
+# The CUDA toolkit: nvcc 12.4 or newer in /usr/local/cuda or on PATH. Without one (a machine with
+# only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi-VERSION
+# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is 13.0.88,
+# with runtime 13.0.96, cuBLAS 13.1.0.3 and CCCL 13.0.85: the CUDA 13.0 of this project's machines
+# (the dist-info in their /usr/local/cuda), the toolkit of the H200's driver 580.
+# GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION and
+# GREENCTX_PYPI_CCCL_VERSION change them. Not 13.1+: greenctx's C API layer (src/capi) does not
+# compile with 13.1+ headers yet, which declare cudaDevResourceDesc_t as the driver's
+# CUdevResourceDesc (measured with 13.5.37). PyPI has no libcuda stub: the two test programs that
+# link libcuda then use the driver's, and are not built on a machine without a driver
+# (tests/CMakeLists.txt).
+#
+#   GREENCTX_BUILD_DIR=DIR          build there instead of build/
+#   GREENCTX_IGNORE_SYSTEM_CUDA=1   use the PyPI toolkit even where a toolkit is installed, and hide
+#                                   the installed one from CMake (what a machine without one sees,
+#                                   as far as CMake's searches go); use a fresh DIR for it
+#   GREENCTX_JOBS=N                 build with N jobs (default: one per core)
+#   scripts/setup.sh ARGS...        ARGS go to CMake's configure step (-DNAME=VALUE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=${GREENCTX_BUILD_DIR:-build}
+
+nvcc=""
+if [ "${GREENCTX_IGNORE_SYSTEM_CUDA:-0}" != 1 ]; then
+  nvcc=$(command -v nvcc || true)
+  if [ -z "$nvcc" ]; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+      [ -x "$d/nvcc" ] && nvcc="$d/nvcc" && break
+    done
+  fi
+fi
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
           libbenchmark-dev)
+# The PyPI toolkit is fetched with pip.
+[ -z "$nvcc" ] && ! python3 -m pip --version >/dev/null 2>&1 && packages+=(python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,16 +50,49 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if ! command -v nvcc >/dev/null 2>&1; then
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
-    [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break
-  done
+cuda_args=()
+if [ -n "$nvcc" ]; then
+  cuda_args=(-DCMAKE_CUDA_COMPILER="$nvcc")
+else
+  if [ "${GREENCTX_IGNORE_SYSTEM_CUDA:-0}" = 1 ]; then
+    echo "setup: GREENCTX_IGNORE_SYSTEM_CUDA=1: the CUDA toolkit comes from PyPI"
+  else
+    echo "setup: no CUDA toolkit (nvcc) found: its pieces come from PyPI"
+  fi
+  version=${GREENCTX_PYPI_CUDA_VERSION:-13.0.88}
+  root="$build/cuda-pypi-$version"
+  scripts/cuda-toolkit-pypi.sh "$root" --version "$version" \
+      --runtime-version "${GREENCTX_PYPI_RUNTIME_VERSION:-13.0.96}" --cublas \
+      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.1.0.3}" \
+      --cccl-version "${GREENCTX_PYPI_CCCL_VERSION:-13.0.85}" || {
+    echo "setup: could not install the CUDA toolkit from PyPI (above: why); install the toolkit" >&2
+    echo "       (nvcc 12.4 or newer) or put its bin/ on PATH" >&2
+    exit 1
+  }
+  root=$(cd "$root" && pwd)
+  cuda_args=(-DCUDAToolkit_ROOT="$root" -DCMAKE_CUDA_COMPILER="$root/bin/nvcc")
+  if [ "${GREENCTX_IGNORE_SYSTEM_CUDA:-0}" = 1 ]; then
+    # CMake's searches also look in /usr/local/cuda and in every PATH entry's prefix (here
+    # /usr/local, whose lib64 may be a link into the toolkit): ignore the installed toolkit's
+    # folders and every link to them from /usr/local.
+    ignore_prefixes=() ignore_paths=()
+    for d in /usr/local/*; do
+      [ -e "$d" ] || continue
+      case "$(readlink -f "$d")" in
+        /usr/local/cuda*) ;;
+        *) continue ;;
+      esac
+      ignore_prefixes+=("$d")
+      for sub in "" /stubs /lib /lib/stubs /lib64 /lib64/stubs /bin /include \
+                 /targets/"$(uname -m)"-linux/lib /targets/"$(uname -m)"-linux/lib/stubs; do
+        ignore_paths+=("$d$sub")
+      done
+    done
+    join() { local IFS=';'; echo "$*"; }
+    cuda_args+=(-DCMAKE_IGNORE_PREFIX_PATH="$(join "${ignore_prefixes[@]}")"
+                -DCMAKE_IGNORE_PATH="$(join "${ignore_paths[@]}")")
+  fi
 fi
-command -v nvcc >/dev/null 2>&1 || {
-  echo "setup: the CUDA toolkit (nvcc, 12.4 or newer) is needed to build greenctx's kernels;" >&2
-  echo "       install it or put its bin/ on PATH" >&2
-  exit 1
-}
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" >/dev/null
-cmake --build build -j "$(nproc)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${cuda_args[@]}" "$@" >/dev/null
+cmake --build "$build" -j "${GREENCTX_JOBS:-$(nproc)}"

@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
 # Copies the binaries the GPU machine needs, stripped, into build-gpu/ (same layout as build/),
 # small enough to carry: then run `GREENCTX_BUILD=build-gpu scripts/gpu-check.sh` there.
+# GREENCTX_BUILD_DIR names the build to copy (default build/) and GREENCTX_STAGE_DIR the folder to
+# make (default build-gpu/): the CUDA 13.5 build of docs/toolkits.md is staged with
+#   GREENCTX_BUILD_DIR=build-135 GREENCTX_STAGE_DIR=build-135-gpu scripts/stage-gpu.sh
+# Extra arguments are more files to copy, relative to the build folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf build-gpu
+src=${GREENCTX_BUILD_DIR:-build}
+dst=${GREENCTX_STAGE_DIR:-build-gpu}
+case $dst in
+  build-*) ;;
+  *) echo "stage-gpu: GREENCTX_STAGE_DIR must be a build-* folder of the repository root" >&2
+     exit 2 ;;
+esac
+rm -rf "$dst"
 for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
          tests/greenctx_lib_tests tests/greenctx_plan_tests \
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
          tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
          examples/greenctx_quickstart examples/greenctx_runtime_api \
          tests/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead} "$@"; do
-  mkdir -p "build-gpu/$(dirname "$f")"
-  strip -o "build-gpu/$f" "build/$f"
+  mkdir -p "$dst/$(dirname "$f")"
+  strip -o "$dst/$f" "$src/$f"
 done
 # Google Benchmark is shared on Debian; the benchmark finds it beside itself ($ORIGIN).
-cp -L "$(ldd build/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" build-gpu/bench/
+cp -L "$(ldd "$src"/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" "$dst"/bench/
 # The CLI's GPU checks as ctest tests of this folder: `ctest --test-dir build-gpu -L gpu`.
-tests/cli_gpu/run-check.sh --ctest-file > build-gpu/CTestTestfile.cmake
+tests/cli_gpu/run-check.sh --ctest-file > "$dst"/CTestTestfile.cmake
 # The device copy of the tree has no git history: record what was built.
-git describe --always --dirty > build-gpu/COMMIT 2>/dev/null || echo unknown > build-gpu/COMMIT
-du -sh build-gpu
+git describe --always --dirty > "$dst"/COMMIT 2>/dev/null || echo unknown > "$dst"/COMMIT
+# Which toolkit built it (the GPU machine's checks run the same either way).
+nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$src"/CMakeCache.txt)
+if [ -x "$nvcc" ]; then "$nvcc" --version | tail -n 1 > "$dst"/TOOLKIT; fi
+du -sh "$dst"

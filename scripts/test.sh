@@ -4,23 +4,48 @@
 # silently.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+build=${GREENCTX_BUILD_DIR:-build}
 status=0
-(cd build && ctest --output-on-failure --timeout 600 "$@") || status=$?
+scripts/setup.sh
 
-# The Python module: built with pip into a virtual environment of its own (build/pyenv), then its
+# The Python module: built with pip into a virtual environment of its own (BUILD/pyenv), then its
 # tests (the GPU ones skip, each with its reason, without a GPU).
-if [ ! -x build/pyenv/bin/python ]; then
-  python3 -m venv build/pyenv
+if [ ! -x "$build"/pyenv/bin/python ]; then
+  python3 -m venv "$build"/pyenv
 fi
-# Pinned: the committed type stub is checked against what this nanobind generates.
-build/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest scikit-build-core==1.1.2 \
-  nanobind==3.1.0
-build/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
-build/pyenv/bin/python -m pytest -rs python/tests || status=$?
 
-if ! build/tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
+# cuda_compat.h with CUDA 13.1+ headers (ctest cpu.toolkit.routing): checked against CUDA 13.5's
+# nvcc and headers from PyPI, installed into BUILD/cuda-pypi-13.5.37 with the virtual environment's
+# pip. No network is a failure, said here and again at the end, never a silent pass.
+routing_error=""
+routing_cuda=$build/cuda-pypi-13.5.37
+if GREENCTX_PYTHON="$build"/pyenv/bin/python scripts/cuda-toolkit-pypi.sh "$routing_cuda" \
+     --version 13.5.37; then
+  cmake "$build" -DGREENCTX_ROUTING_CHECK_CUDA="$(cd "$routing_cuda" && pwd)" >/dev/null
+else
+  routing_error="FAILED: the CUDA 13.5 toolkit could not be installed from PyPI"
+  routing_error+=" (scripts/cuda-toolkit-pypi.sh, above), so cpu.toolkit.routing did not run"
+  echo "$routing_error" >&2
+  status=1
+fi
+
+(cd "$build" && ctest --output-on-failure --timeout 600 "$@") || status=$?
+
+# Pinned: the committed type stub is checked against what this nanobind generates.
+"$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest \
+  scikit-build-core==1.1.2 nanobind==3.1.0
+# The module's own CMake build uses the toolkit the project's build found when setup.sh installed
+# it from PyPI (FindCUDAToolkit reads CUDAToolkit_ROOT from the environment).
+cuda_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$build"/CMakeCache.txt)
+case $cuda_bin in
+  */cuda-pypi-*/bin) export CUDAToolkit_ROOT=${cuda_bin%/bin} CUDACXX=$cuda_bin/nvcc ;;
+esac
+"$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
+"$build"/pyenv/bin/python -m pytest -rs python/tests || status=$?
+
+if ! "$build"/tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
   echo "GPU tier skipped on this machine: $(cat /tmp/greenctx-info.$$)"
 fi
 rm -f /tmp/greenctx-info.$$
+[ -z "$routing_error" ] || echo "$routing_error" >&2
 exit $status

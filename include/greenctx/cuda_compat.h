@@ -10,10 +10,15 @@
  * With a toolkit older than 13.1 this header declares the 13.1 types, enums and error code under
  * CUDA's names, and each function as a static inline forwarder to greenctx's exported
  * greenctx_cuda* function: no symbol of CUDA's name is exported, so nothing clashes with a newer
- * cudart. With 13.1+ headers CUDA's own declarations are kept and CUDA's functions are called; to
- * use greenctx's instead (a 13.1 toolkit on an older driver), define GREENCTX_ROUTE_CUDA_API before
- * including this header: the CUDA names then become macros for the greenctx_cuda* functions.
- * Either way the greenctx_cuda* names can be called directly.
+ * cudart. With 13.1+ headers CUDA's own declarations (types, enums) are kept and the CUDA function
+ * names become macros for the greenctx_cuda* functions, so the guide's code calls greenctx, which
+ * calls the driver's native 13.1 entry points where they exist. This is the default because
+ * cudart 13.1+ refuses these calls on an older driver: with the CUDA 13.5 toolkit on driver 580
+ * (CUDA 13.0) its cudaDevSmResourceSplit returns cudaErrorCallRequiresNewerDriver (36) and 13 of
+ * 17 guide-style programs failed; routed, 15 of 17 passed. To call cudart's own functions instead
+ * (a 13.1+ driver everywhere the program runs), define GREENCTX_KEEP_CUDART_API before including
+ * this header. GREENCTX_ROUTE_CUDA_API, which used to turn routing on, is still accepted and now
+ * changes nothing. Either way the greenctx_cuda* names can be called directly.
  *
  * Names: a function CUDA 13.1 has is greenctx_cudaX (cudaX being CUDA's name for it); greenctx's
  * own additions, which CUDA lacks, are greenctxX (greenctxGetLastErrorMessage,
@@ -265,7 +270,11 @@ static inline cudaError_t cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx,
   return greenctx_cudaDeviceGetExecutionCtx(ctx, device);
 }
 
-#elif defined(GREENCTX_ROUTE_CUDA_API)
+#elif !defined(GREENCTX_KEEP_CUDART_API)
+/* 13.1+ headers: routed to greenctx unless GREENCTX_KEEP_CUDART_API (GREENCTX_ROUTE_CUDA_API, the
+ * old opt-in, is accepted and changes nothing). Function-like uses and pointers both see the
+ * greenctx_cuda* function. */
+#define GREENCTX_ROUTES_CUDA_API 1
 
 #define cudaDeviceGetDevResource greenctx_cudaDeviceGetDevResource
 #define cudaExecutionCtxGetDevResource greenctx_cudaExecutionCtxGetDevResource
