@@ -38,7 +38,7 @@ partition_set partition_set::create(const device &dev, const partition_request &
         e.code(), api,
         "'" + request.to_string() + "' cannot be made from one split into pieces of " +
             std::to_string(set.plan_.piece_size) + " SMs: " + e.what() +
-            " The driver places groups within the GPU's SM clusters, so fewer fit than the SM "
+            ". The driver places groups within the GPU's SM clusters, so fewer fit than the SM "
             "count suggests; ask for fewer or larger partitions");
   }
   std::size_t next = 0;

@@ -324,7 +324,7 @@ group_split_result plan_group_split(const sm_resource &input, std::span<sm_group
                to_string(params[i]) + ": " + result.outcomes[i].note;
     throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
                         "not every group can be made (" + why +
-                            "). A dry run (result NULL) shows what each group would get");
+                            "); a dry run shows what each group would get");
   }
   if (dry_run) {
     result.groups.clear();
