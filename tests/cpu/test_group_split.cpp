@@ -83,9 +83,9 @@ const example examples[] = {
     {"12_for_2_then_discover_8", {{12, 2, 2, 0}, {0, 8, 8, 0}}, {12, 120}, 0, 2, true},
 };
 
-class guide_examples : public ::testing::TestWithParam<example> {};
+class GuideExamples : public ::testing::TestWithParam<example> {};
 
-TEST_P(guide_examples, give_the_planned_groups) {
+TEST_P(GuideExamples, give_the_planned_groups) {
   const example &e = GetParam();
   fake_h200 gpu;
   auto params = e.params;
@@ -107,10 +107,10 @@ TEST_P(guide_examples, give_the_planned_groups) {
   EXPECT_EQ(sum, 132u);
 }
 
-INSTANTIATE_TEST_SUITE_P(spec_section_3, guide_examples, ::testing::ValuesIn(examples),
+INSTANTIATE_TEST_SUITE_P(SpecSection3, GuideExamples, ::testing::ValuesIn(examples),
                          [](const auto &info) { return std::string(info.param.name); });
 
-TEST(group_split, one_run_means_every_piece_shares_one_split_call) {
+TEST(GroupSplit, one_run_means_every_piece_shares_one_split_call) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{16, 2, 2, 0}, {8, 2, 2, 0}};
   const auto r = plan(params, gpu);
@@ -126,7 +126,7 @@ TEST(group_split, one_run_means_every_piece_shares_one_split_call) {
 
 // Issue 12 item 2: 112 + 16 SMs for clusters of 2 do not fit in 15 pieces of 8, but do in 8
 // pieces of 16 (128 SMs). Such groups carry no assumed promise: they are proved on creation.
-TEST(group_split, fixed_groups_that_pieces_of_8_cannot_place_use_larger_pieces) {
+TEST(GroupSplit, fixed_groups_that_pieces_of_8_cannot_place_use_larger_pieces) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{112, 2, 2, 0}, {16, 2, 2, 0}};
   const auto r = plan(params, gpu);
@@ -139,7 +139,7 @@ TEST(group_split, fixed_groups_that_pieces_of_8_cannot_place_use_larger_pieces) 
       << r.explanation();
 }
 
-TEST(group_split, the_largest_common_piece_comes_first) {
+TEST(GroupSplit, the_largest_common_piece_comes_first) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{64, 8, 8, 0}, {64, 8, 8, 0}};
   const auto r = plan(params, gpu);
@@ -147,7 +147,7 @@ TEST(group_split, the_largest_common_piece_comes_first) {
   EXPECT_EQ(r.outcomes[1].unit, 64u);
 }
 
-TEST(group_split, pieces_of_8_stay_when_they_place_every_group) {
+TEST(GroupSplit, pieces_of_8_stay_when_they_place_every_group) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{16, 2, 2, 0}, {32, 2, 2, 0}};
   const auto r = plan(params, gpu);
@@ -155,14 +155,14 @@ TEST(group_split, pieces_of_8_stay_when_they_place_every_group) {
   EXPECT_FALSE(r.groups[0].needs_cluster_check);
 }
 
-TEST(group_split, default_coscheduled_count_is_the_device_alignment) {
+TEST(GroupSplit, default_coscheduled_count_is_the_device_alignment) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{16, 0, 0, 0}};
   plan(params, gpu);
   EXPECT_EQ(params[0], (sm_group_params{16, 8, 8, 0}));
 }
 
-TEST(group_split, groups_that_do_not_fit_fail_with_915_and_say_why) {
+TEST(GroupSplit, groups_that_do_not_fit_fail_with_915_and_say_why) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{64, 8, 8, 0}, {72, 8, 8, 0}};
   try {
@@ -175,7 +175,7 @@ TEST(group_split, groups_that_do_not_fit_fail_with_915_and_say_why) {
   }
 }
 
-TEST(group_split, dry_run_reports_instead_of_failing) {
+TEST(GroupSplit, dry_run_reports_instead_of_failing) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{64, 8, 8, 0}, {72, 8, 8, 0}};
   const auto r = plan(params, gpu, true);
@@ -186,7 +186,7 @@ TEST(group_split, dry_run_reports_instead_of_failing) {
   EXPECT_NE(r.explanation().find("cannot be made"), std::string::npos);
 }
 
-TEST(group_split, discovery_after_everything_is_taken_gives_zero) {
+TEST(GroupSplit, discovery_after_everything_is_taken_gives_zero) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{0, 8, 8, 0}, {0, 8, 8, 0}};
   const auto r = plan(params, gpu, true);
@@ -197,7 +197,7 @@ TEST(group_split, discovery_after_everything_is_taken_gives_zero) {
   (void)r;
 }
 
-TEST(group_split, backfill_takes_the_smallest_set_that_reaches_the_count) {
+TEST(GroupSplit, backfill_takes_the_smallest_set_that_reaches_the_count) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{20, 8, 8, sm_group_backfill}};
   EXPECT_EQ(counts(plan(params, gpu)), std::vector<unsigned>{20}); // 1 x 8 + 12 beats 3 x 8
@@ -208,7 +208,7 @@ TEST(group_split, backfill_takes_the_smallest_set_that_reaches_the_count) {
   EXPECT_EQ(counts(plan(params, gpu)), std::vector<unsigned>{116}); // 13 x 8 + the 12 left
 }
 
-TEST(group_split, coscheduled_counts_the_old_driver_cannot_guarantee_are_refused) {
+TEST(GroupSplit, coscheduled_counts_the_old_driver_cannot_guarantee_are_refused) {
   for (unsigned c : {16u, 32u, 6u}) {
     fake_h200 gpu;
     std::vector<sm_group_params> params{{c * 2, c, c, 0}};
@@ -225,14 +225,14 @@ TEST(group_split, coscheduled_counts_the_old_driver_cannot_guarantee_are_refused
   }
 }
 
-TEST(group_split, invalid_parameters_are_refused_before_splitting) {
+TEST(GroupSplit, invalid_parameters_are_refused_before_splitting) {
   fake_h200 gpu;
   std::vector<sm_group_params> params{{12, 8, 8, 0}};
   EXPECT_THROW(plan(params, gpu), request_error);
   EXPECT_EQ(gpu.splits, 0u);
 }
 
-TEST(group_split, units_on_cc9_are_8_then_ignore_coscheduling_4_and_2) {
+TEST(GroupSplit, units_on_cc9_are_8_then_ignore_coscheduling_4_and_2) {
   const auto units = available_units(make_group_limits(132, h200_grain, 9));
   ASSERT_EQ(units.size(), 3u);
   EXPECT_EQ(units[0].size, 8u);

@@ -7,7 +7,7 @@
 namespace greenctx::test {
 namespace {
 
-class confinement_test : public gpu_test {
+class ConfinementTest : public gpu_test {
 protected:
   std::vector<unsigned> run_probe(execution_context_ref ctx, unsigned blocks) {
     const stream s = ctx.create_stream();
@@ -18,7 +18,7 @@ protected:
   }
 };
 
-TEST_F(confinement_test, a_16_sm_context_uses_exactly_16_sms_and_the_rest_the_rest) {
+TEST_F(ConfinementTest, a_16_sm_context_uses_exactly_16_sms_and_the_rest_the_rest) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
   const auto small = run_probe(set.parts()[0].context, 2000);
   const auto rest = run_probe(set.parts()[1].context, 8000);
@@ -30,12 +30,12 @@ TEST_F(confinement_test, a_16_sm_context_uses_exactly_16_sms_and_the_rest_the_re
   EXPECT_TRUE(both.empty()) << both.size() << " SMs used by both partitions";
 }
 
-TEST_F(confinement_test, primary_context_uses_every_sm) {
+TEST_F(ConfinementTest, primary_context_uses_every_sm) {
   const auto all = run_probe(dev().primary_context(), 8000);
   EXPECT_EQ(all.size(), dev().sms().sm_count());
 }
 
-TEST_F(confinement_test, verify_reports_disjoint_partitions) {
+TEST_F(ConfinementTest, verify_reports_disjoint_partitions) {
   for (const char *split : {"16,rest", "8,8,rest", "16,8,rest"}) {
     SCOPED_TRACE(split);
     const partition_set set = partition_set::create(dev(), parse_partition_request(split));
@@ -47,14 +47,14 @@ TEST_F(confinement_test, verify_reports_disjoint_partitions) {
   }
 }
 
-TEST_F(confinement_test, two_contexts_from_one_descriptor_share_their_sms) {
+TEST_F(ConfinementTest, two_contexts_from_one_descriptor_share_their_sms) {
   const split_result s = split_by_count(dev().sms(), 1, 16);
   const descriptor d = descriptor::from(s.groups[0]);
   const green_context a = green_context::create(d), b = green_context::create(d);
   EXPECT_EQ(run_probe(a, 2000), run_probe(b, 2000));
 }
 
-TEST_F(confinement_test, partitions_stay_confined_while_all_are_busy) {
+TEST_F(ConfinementTest, partitions_stay_confined_while_all_are_busy) {
   // verify_partitions queues the probes back to back and times them: they must overlap in time,
   // and neither may spill into the other meanwhile.
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));

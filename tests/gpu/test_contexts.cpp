@@ -6,7 +6,7 @@
 namespace greenctx::test {
 namespace {
 
-class context_test : public gpu_test {
+class ContextTest : public gpu_test {
 protected:
   green_context make(unsigned sms) {
     const split_result s = split_by_count(dev().sms(), 1, sms);
@@ -14,7 +14,7 @@ protected:
   }
 };
 
-TEST_F(context_test, green_context_holds_its_sms) {
+TEST_F(ContextTest, green_context_holds_its_sms) {
   const green_context gc = make(16);
   ASSERT_TRUE(gc);
   EXPECT_TRUE(gc.is_green());
@@ -24,7 +24,7 @@ TEST_F(context_test, green_context_holds_its_sms) {
   EXPECT_EQ(gc.sms().sm_count(), 16u);
 }
 
-TEST_F(context_test, ids_are_distinct_and_stable) {
+TEST_F(ContextTest, ids_are_distinct_and_stable) {
   if (query_driver()[feature::green_context_id].status != availability::native)
     GTEST_SKIP() << "driver has no cuGreenCtxGetId";
   const green_context a = make(8), b = make(8);
@@ -32,7 +32,7 @@ TEST_F(context_test, ids_are_distinct_and_stable) {
   EXPECT_NE(a.id(), b.id());
 }
 
-TEST_F(context_test, owner_moves_and_releases) {
+TEST_F(ContextTest, owner_moves_and_releases) {
   green_context a = make(8);
   const CUgreenCtx h = a.native_handle();
   green_context b(std::move(a));
@@ -51,7 +51,7 @@ TEST_F(context_test, owner_moves_and_releases) {
   EXPECT_EQ(green_context_ref(released, dev().native_handle()).context(), back.context());
 }
 
-TEST_F(context_test, null_context_operations_throw) {
+TEST_F(ContextTest, null_context_operations_throw) {
   const execution_context_ref null;
   EXPECT_FALSE(null);
   try {
@@ -65,7 +65,7 @@ TEST_F(context_test, null_context_operations_throw) {
   EXPECT_THROW(green_context::create(descriptor{}), request_error);
 }
 
-TEST_F(context_test, synchronize_waits_for_the_context_work) {
+TEST_F(ContextTest, synchronize_waits_for_the_context_work) {
   const green_context gc = make(16);
   const stream s = gc.create_stream();
   launch_spin(s, 16, std::chrono::milliseconds(20));
@@ -77,7 +77,7 @@ TEST_F(context_test, synchronize_waits_for_the_context_work) {
   EXPECT_TRUE(p.ready());
 }
 
-TEST_F(context_test, partition_set_16_rest) {
+TEST_F(ContextTest, partition_set_16_rest) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
   ASSERT_EQ(set.parts().size(), 2u);
   EXPECT_EQ(set.parts()[0].obtained(), 16u);
@@ -86,7 +86,7 @@ TEST_F(context_test, partition_set_16_rest) {
   EXPECT_EQ(set.parts()[1].label(), "rest");
 }
 
-TEST_F(context_test, partition_set_of_different_sizes) {
+TEST_F(ContextTest, partition_set_of_different_sizes) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,8,rest"));
   ASSERT_EQ(set.parts().size(), 3u);
   EXPECT_EQ(set.parts()[0].obtained(), 16u);
@@ -94,13 +94,13 @@ TEST_F(context_test, partition_set_of_different_sizes) {
   EXPECT_EQ(set.parts()[2].obtained(), dev().sms().sm_count() - 24);
 }
 
-TEST_F(context_test, partition_set_whole_device) {
+TEST_F(ContextTest, partition_set_whole_device) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("rest"));
   ASSERT_EQ(set.parts().size(), 1u);
   EXPECT_EQ(set.parts()[0].obtained(), dev().sms().sm_count());
 }
 
-TEST_F(context_test, partition_set_refuses_what_the_driver_cannot_place) {
+TEST_F(ContextTest, partition_set_refuses_what_the_driver_cannot_place) {
   if (dev().sms().sm_count() != 132)
     GTEST_SKIP() << "the 15-groups-of-8 limit is the H200's";
   // 72 + 56 = 128 SMs fit by count, but need 16 pieces of 8 and the driver makes 15 (measured).
@@ -115,7 +115,7 @@ TEST_F(context_test, partition_set_refuses_what_the_driver_cannot_place) {
   }
 }
 
-TEST_F(context_test, partition_set_refuses_too_many_sms_before_the_driver) {
+TEST_F(ContextTest, partition_set_refuses_too_many_sms_before_the_driver) {
   try {
     partition_set::create(dev(), parse_partition_request("128,8"));
     FAIL() << "no error";

@@ -41,7 +41,7 @@ __global__ void timed_spin(unsigned long long *times, unsigned long long spin_ns
 __global__ void cluster_kernel() {
 }
 
-class cuda_compat : public ::testing::Test {
+class CudaCompat : public ::testing::Test {
 protected:
   void SetUp() override {
     int n = 0;
@@ -115,7 +115,7 @@ protected:
 
 // ---- resources ---------------------------------------------------------------------------------
 
-TEST_F(cuda_compat, device_resources_describe_the_whole_gpu) {
+TEST_F(CudaCompat, device_resources_describe_the_whole_gpu) {
   EXPECT_EQ(device_sms.type, cudaDevResourceTypeSm);
   EXPECT_EQ(device_sms.sm.smCount, static_cast<unsigned>(sm_count));
   int major = 0;
@@ -142,7 +142,7 @@ TEST_F(cuda_compat, device_resources_describe_the_whole_gpu) {
 }
 
 // Spec section 3's split-by-count rows (the guide's, on a 132-SM part).
-TEST_F(cuda_compat, split_by_count_rows_of_the_guide) {
+TEST_F(CudaCompat, split_by_count_rows_of_the_guide) {
   if (sm_count != 132)
     GTEST_SKIP() << "the rows are for 132 SMs; this GPU has " << sm_count;
   struct row {
@@ -172,7 +172,7 @@ TEST_F(cuda_compat, split_by_count_rows_of_the_guide) {
 }
 
 // The guide's 16 + 8 example: two green contexts on disjoint SMs, kernels launched with <<<>>>.
-TEST_F(cuda_compat, sixteen_and_eight_sms_run_on_disjoint_sms) {
+TEST_F(CudaCompat, sixteen_and_eight_sms_run_on_disjoint_sms) {
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0), group(8, 0, 0, 0)};
   auto res = split(params);
   ASSERT_EQ(res[0].sm.smCount, 16u);
@@ -194,7 +194,7 @@ TEST_F(cuda_compat, sixteen_and_eight_sms_run_on_disjoint_sms) {
 }
 
 // Spec section 3's group-parameter examples, on the GPU.
-TEST_F(cuda_compat, group_parameter_examples_of_the_guide) {
+TEST_F(CudaCompat, group_parameter_examples_of_the_guide) {
   if (sm_count != 132)
     GTEST_SKIP() << "the expected sizes are for 132 SMs; this GPU has " << sm_count;
   {
@@ -242,7 +242,7 @@ TEST_F(cuda_compat, group_parameter_examples_of_the_guide) {
 
 // Clusters of 4 from 28 and 32 SMs: below 13.1 these come from IgnoreSmCoscheduling pieces of 4,
 // and cudaGreenCtxCreate proves the promise with the occupancy calculator or refuses.
-TEST_F(cuda_compat, clusters_of_four_are_proved_or_refused) {
+TEST_F(CudaCompat, clusters_of_four_are_proved_or_refused) {
   std::vector<cudaDevSmResourceGroupParams> p{group(28, 4, 4, 0), group(32, 4, 4, 0)};
   auto r = split(p);
   ASSERT_EQ(r[0].sm.smCount, 28u);
@@ -278,7 +278,7 @@ TEST_F(cuda_compat, clusters_of_four_are_proved_or_refused) {
   }
 }
 
-TEST_F(cuda_compat, each_rule_has_its_error) {
+TEST_F(CudaCompat, each_rule_has_its_error) {
   struct bad {
     const char *why;
     cudaDevSmResourceGroupParams p;
@@ -318,7 +318,7 @@ TEST_F(cuda_compat, each_rule_has_its_error) {
 
 // ---- descriptors and work queues ---------------------------------------------------------------
 
-TEST_F(cuda_compat, descriptor_rules) {
+TEST_F(CudaCompat, descriptor_rules) {
   cudaDevResource a[3], b[2];
   unsigned n = 2;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(a, &n, &device_sms, &a[2], 0, 8));
@@ -346,7 +346,7 @@ TEST_F(cuda_compat, descriptor_rules) {
 }
 
 // The guide's work-queue example: one group plus a balanced work-queue configuration of 4.
-TEST_F(cuda_compat, work_queue_configuration_is_kept_and_reported_as_not_provisioned) {
+TEST_F(CudaCompat, work_queue_configuration_is_kept_and_reported_as_not_provisioned) {
   cudaDevResource res[2] = {};
   unsigned n = 1;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(&res[0], &n, &device_sms, nullptr, 0, 16));
@@ -376,7 +376,7 @@ TEST_F(cuda_compat, work_queue_configuration_is_kept_and_reported_as_not_provisi
 
 // ---- streams, events, synchronisation ----------------------------------------------------------
 
-TEST_F(cuda_compat, green_streams_confine_kernels_and_report_their_resources) {
+TEST_F(CudaCompat, green_streams_confine_kernels_and_report_their_resources) {
   cudaDevResource g{};
   unsigned n = 1;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(&g, &n, &device_sms, nullptr, 0, 16));
@@ -415,7 +415,7 @@ TEST_F(cuda_compat, green_streams_confine_kernels_and_report_their_resources) {
   EXPECT_NE(id1, id2);
 }
 
-TEST_F(cuda_compat, events_and_synchronisation_cover_what_the_guide_says) {
+TEST_F(CudaCompat, events_and_synchronisation_cover_what_the_guide_says) {
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0), group(16, 0, 0, 0)};
   auto res = split(params);
   cudaExecutionContext_t a = make_context(&res[0], 1), b = make_context(&res[1], 1);
@@ -449,7 +449,7 @@ TEST_F(cuda_compat, events_and_synchronisation_cover_what_the_guide_says) {
   cudaFree(times);
 }
 
-TEST_F(cuda_compat, two_partitions_run_concurrently) {
+TEST_F(CudaCompat, two_partitions_run_concurrently) {
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0),
                                                    group(0, 8, 8, cudaDevSmResourceGroupBackfill)};
   auto res = split(params);
@@ -468,7 +468,7 @@ TEST_F(cuda_compat, two_partitions_run_concurrently) {
 
 // ---- graphs ------------------------------------------------------------------------------------
 
-TEST_F(cuda_compat, graph_nodes_run_in_the_context_they_were_made_for) {
+TEST_F(CudaCompat, graph_nodes_run_in_the_context_they_were_made_for) {
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0)};
   auto res = split(params);
   cudaExecutionContext_t ctx = make_context(&res[0], 1);
@@ -525,7 +525,7 @@ TEST_F(cuda_compat, graph_nodes_run_in_the_context_they_were_made_for) {
 
 // ---- clusters ----------------------------------------------------------------------------------
 
-TEST_F(cuda_compat, occupancy_calls_see_the_partition) {
+TEST_F(CudaCompat, occupancy_calls_see_the_partition) {
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0)};
   auto res = split(params);
   cudaExecutionContext_t ctx = make_context(&res[0], 1);
@@ -560,7 +560,7 @@ TEST_F(cuda_compat, occupancy_calls_see_the_partition) {
 // stream 0 waits for an event that a 50 ms kernel on another stream records; streams 1..31
 // launch a short kernel each; the streams whose kernel starts after the 50 ms are counted. With
 // queues shared round robin and blocking their followers, that would be 32 / connections.
-TEST_F(cuda_compat, workqueue_limit_is_reported_and_its_effect_recorded) {
+TEST_F(CudaCompat, workqueue_limit_is_reported_and_its_effect_recorded) {
   constexpr int streams = 32;
   cudaDevResource wq{};
   CHECK_CUDA(cudaDeviceGetDevResource(0, &wq, cudaDevResourceTypeWorkqueueConfig));
@@ -606,7 +606,7 @@ TEST_F(cuda_compat, workqueue_limit_is_reported_and_its_effect_recorded) {
 
 // What IgnoreSmCoscheduling pieces of 4 can co-schedule on this GPU, as the runtime sees it
 // (made with split-by-count, which promises nothing about clusters): data for the compat notes.
-TEST_F(cuda_compat, ignore_coscheduling_pieces_as_the_runtime_sees_them) {
+TEST_F(CudaCompat, ignore_coscheduling_pieces_as_the_runtime_sees_them) {
   for (unsigned size : {2u, 4u, 8u}) {
     std::vector<cudaDevResource> pieces(7);
     unsigned n = 7;
@@ -631,7 +631,7 @@ TEST_F(cuda_compat, ignore_coscheduling_pieces_as_the_runtime_sees_them) {
 }
 
 // Last: destroying a context detaches its streams.
-TEST_F(cuda_compat, zz_streams_of_a_destroyed_context_are_detached) {
+TEST_F(CudaCompat, zz_streams_of_a_destroyed_context_are_detached) {
   cudaDevResource g{};
   unsigned n = 1;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(&g, &n, &device_sms, nullptr, 0, 8));

@@ -4,9 +4,9 @@
 namespace greenctx::test {
 namespace {
 
-class device_test : public gpu_test {};
+class DeviceTest : public gpu_test {};
 
-TEST_F(device_test, driver_has_green_contexts_natively) {
+TEST_F(DeviceTest, driver_has_green_contexts_natively) {
   const driver_info drv = query_driver();
   EXPECT_GE(drv.version, 12040);
   EXPECT_EQ(drv[feature::green_contexts].status, availability::native);
@@ -16,7 +16,7 @@ TEST_F(device_test, driver_has_green_contexts_natively) {
   }
 }
 
-TEST_F(device_test, names_and_attributes) {
+TEST_F(DeviceTest, names_and_attributes) {
   EXPECT_GE(device::count(), 1);
   EXPECT_FALSE(dev().name().empty());
   const auto [major, minor] = dev().compute_capability();
@@ -25,7 +25,7 @@ TEST_F(device_test, names_and_attributes) {
   EXPECT_EQ(dev().ordinal(), 0);
 }
 
-TEST_F(device_test, unknown_ordinal_names_the_valid_range) {
+TEST_F(DeviceTest, unknown_ordinal_names_the_valid_range) {
   try {
     device bad(device::count());
     FAIL() << "device(count()) did not throw";
@@ -35,7 +35,7 @@ TEST_F(device_test, unknown_ordinal_names_the_valid_range) {
   }
 }
 
-TEST_F(device_test, sm_resource_matches_attributes) {
+TEST_F(DeviceTest, sm_resource_matches_attributes) {
   const sm_resource sms = dev().sms();
   EXPECT_EQ(sms.sm_count(),
             static_cast<unsigned>(dev().attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)));
@@ -49,7 +49,7 @@ TEST_F(device_test, sm_resource_matches_attributes) {
   EXPECT_EQ(sms.origin(), 0u);
 }
 
-TEST_F(device_test, primary_context_is_an_execution_context) {
+TEST_F(DeviceTest, primary_context_is_an_execution_context) {
   const execution_context_ref primary = dev().primary_context();
   ASSERT_TRUE(primary);
   EXPECT_FALSE(primary.is_green());
@@ -58,7 +58,7 @@ TEST_F(device_test, primary_context_is_an_execution_context) {
   EXPECT_EQ(primary.sms().sm_count(), dev().sms().sm_count());
 }
 
-TEST_F(device_test, priorities_and_memory) {
+TEST_F(DeviceTest, priorities_and_memory) {
   const auto [least, greatest] = dev().stream_priority_range();
   EXPECT_LE(greatest, least);
   const auto [free, total] = dev().memory_info();
@@ -66,7 +66,7 @@ TEST_F(device_test, priorities_and_memory) {
   EXPECT_LE(free, total);
 }
 
-TEST_F(device_test, device_moves) {
+TEST_F(DeviceTest, device_moves) {
   device a(0);
   const CUdevice h = a.native_handle();
   device b(std::move(a));

@@ -6,11 +6,11 @@
 namespace greenctx::test {
 namespace {
 
-class leak_test : public gpu_test {};
+class LeakTest : public gpu_test {};
 
 constexpr std::size_t mib = 1024 * 1024;
 
-TEST_F(leak_test, thousand_stream_cycles_on_one_green_context_do_not_grow_memory) {
+TEST_F(LeakTest, thousand_stream_cycles_on_one_green_context_do_not_grow_memory) {
   const split_result s = split_by_count(dev().sms(), 1, 16);
   const green_context gc = green_context::create(descriptor::from(s.groups[0]));
   { const stream warm = gc.create_stream(); } // first-use allocations are not a leak
@@ -27,7 +27,7 @@ TEST_F(leak_test, thousand_stream_cycles_on_one_green_context_do_not_grow_memory
   RecordProperty("free_memory_drop_mib", std::to_string(grown));
 }
 
-TEST_F(leak_test, thousand_event_cycles_do_not_grow_memory) {
+TEST_F(LeakTest, thousand_event_cycles_do_not_grow_memory) {
   const split_result s = split_by_count(dev().sms(), 1, 16);
   const green_context gc = green_context::create(descriptor::from(s.groups[0]));
   const stream st = gc.create_stream();

@@ -5,7 +5,7 @@
 namespace greenctx::test {
 namespace {
 
-class split_test : public gpu_test {
+class SplitTest : public gpu_test {
 protected:
   // The measured table is specific to the 132-SM H200 (CC 9.0).
   void require_h200() {
@@ -44,7 +44,7 @@ const row measured[] = {
     {66, split_flags::max_potential_cluster_size, 1, 72, 60},
 };
 
-TEST_F(split_test, measured_table_of_spec_section_5) {
+TEST_F(SplitTest, measured_table_of_spec_section_5) {
   require_h200();
   const sm_resource all = dev().sms();
   for (const row &r : measured) {
@@ -61,7 +61,7 @@ TEST_F(split_test, measured_table_of_spec_section_5) {
   }
 }
 
-TEST_F(split_test, asking_two_groups_gives_two_and_a_large_remainder) {
+TEST_F(SplitTest, asking_two_groups_gives_two_and_a_large_remainder) {
   require_h200();
   const split_result s = split_by_count(dev().sms(), 2, 16);
   ASSERT_EQ(s.groups.size(), 2u);
@@ -70,14 +70,14 @@ TEST_F(split_test, asking_two_groups_gives_two_and_a_large_remainder) {
   EXPECT_NE(s.explanation().find("2 x 16"), std::string::npos) << s.explanation();
 }
 
-TEST_F(split_test, rounding_is_explained) {
+TEST_F(SplitTest, rounding_is_explained) {
   const split_result s = split_by_count(dev().sms(), 1, 12);
   ASSERT_EQ(s.groups.size(), 1u);
   EXPECT_EQ(s.groups[0].sm_count(), 16u);
   EXPECT_NE(s.explanation().find("rounded up to 16"), std::string::npos) << s.explanation();
 }
 
-TEST_F(split_test, more_than_the_device_is_rejected_with_valid_sizes) {
+TEST_F(SplitTest, more_than_the_device_is_rejected_with_valid_sizes) {
   const sm_resource all = dev().sms();
   try {
     split_by_count(all, 1, all.sm_count() + 1);
@@ -90,7 +90,7 @@ TEST_F(split_test, more_than_the_device_is_rejected_with_valid_sizes) {
   EXPECT_THROW(count_groups(all, all.sm_count() + 1), request_error);
 }
 
-TEST_F(split_test, outputs_of_one_split_share_an_origin) {
+TEST_F(SplitTest, outputs_of_one_split_share_an_origin) {
   const split_result a = split_by_count(dev().sms(), 2, 8);
   const split_result b = split_by_count(dev().sms(), 2, 8);
   EXPECT_NE(a.groups[0].origin(), 0u);
@@ -99,7 +99,7 @@ TEST_F(split_test, outputs_of_one_split_share_an_origin) {
   EXPECT_NE(a.groups[0].origin(), b.groups[0].origin());
 }
 
-TEST_F(split_test, raw_split_output_cannot_be_split_again_but_a_context_resource_can) {
+TEST_F(SplitTest, raw_split_output_cannot_be_split_again_but_a_context_resource_can) {
   const split_result s = split_by_count(dev().sms(), 1, 64);
   try {
     split_by_count(s.groups[0], 2, 8);
@@ -113,7 +113,7 @@ TEST_F(split_test, raw_split_output_cannot_be_split_again_but_a_context_resource
   EXPECT_EQ(again.groups[0].sm_count(), 8u);
 }
 
-TEST_F(split_test, pieces_of_one_split_combine_into_one_descriptor) {
+TEST_F(SplitTest, pieces_of_one_split_combine_into_one_descriptor) {
   const split_result s = split_by_count(dev().sms(), 3, 8);
   ASSERT_EQ(s.groups.size(), 3u);
   const descriptor d = descriptor::from(s.groups);
@@ -125,7 +125,7 @@ TEST_F(split_test, pieces_of_one_split_combine_into_one_descriptor) {
   EXPECT_EQ(with_rest.sm_count(), 8u + s.remainder.sm_count());
 }
 
-TEST_F(split_test, pieces_of_different_splits_are_refused_with_a_reason) {
+TEST_F(SplitTest, pieces_of_different_splits_are_refused_with_a_reason) {
   const split_result a = split_by_count(dev().sms(), 1, 8);
   const split_result b = split_by_count(dev().sms(), 1, 8);
   try {

@@ -10,7 +10,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class stream_event_test : public gpu_test {
+class StreamEventTest : public gpu_test {
 protected:
   void SetUp() override {
     gpu_test::SetUp();
@@ -28,7 +28,7 @@ private:
   std::optional<partition_set> set_;
 };
 
-TEST_F(stream_event_test, green_streams_are_non_blocking_and_belong_to_their_context) {
+TEST_F(StreamEventTest, green_streams_are_non_blocking_and_belong_to_their_context) {
   const stream s = gc(0).create_stream();
   EXPECT_NE(s.flags() & CU_STREAM_NON_BLOCKING, 0u);
   const execution_context_ref owner = s.context();
@@ -40,7 +40,7 @@ TEST_F(stream_event_test, green_streams_are_non_blocking_and_belong_to_their_con
   EXPECT_NE(s.id(), t.id());
 }
 
-TEST_F(stream_event_test, primary_streams_keep_their_flags) {
+TEST_F(StreamEventTest, primary_streams_keep_their_flags) {
   const stream blocking = dev().primary_context().create_stream();
   EXPECT_EQ(blocking.flags() & CU_STREAM_NON_BLOCKING, 0u);
   const stream nb = dev().primary_context().create_stream(stream_flags::non_blocking);
@@ -50,7 +50,7 @@ TEST_F(stream_event_test, primary_streams_keep_their_flags) {
   EXPECT_EQ(nb.sms().sm_count(), dev().sms().sm_count());
 }
 
-TEST_F(stream_event_test, priorities_are_clamped_to_the_device_range) {
+TEST_F(StreamEventTest, priorities_are_clamped_to_the_device_range) {
   const auto [least, greatest] = dev().stream_priority_range();
   EXPECT_EQ(gc(0).create_stream(stream_flags::none, -1000).priority(), greatest);
   EXPECT_EQ(gc(0).create_stream(stream_flags::none, 1000).priority(), least);
@@ -58,7 +58,7 @@ TEST_F(stream_event_test, priorities_are_clamped_to_the_device_range) {
             greatest);
 }
 
-TEST_F(stream_event_test, owners_move_and_release) {
+TEST_F(StreamEventTest, owners_move_and_release) {
   stream a = gc(0).create_stream();
   const CUstream h = a.native_handle();
   stream b(std::move(a));
@@ -91,7 +91,7 @@ float chained_ms(stream_ref first, stream_ref second, const std::function<void()
   return elapsed_ms(start, end);
 }
 
-TEST_F(stream_event_test, event_recorded_on_one_green_stream_orders_another) {
+TEST_F(StreamEventTest, event_recorded_on_one_green_stream_orders_another) {
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
   const event start(gc(0)), end(gc(1)), link(gc(0), event_flags::disable_timing);
   const float ms = chained_ms(
@@ -104,7 +104,7 @@ TEST_F(stream_event_test, event_recorded_on_one_green_stream_orders_another) {
   EXPECT_GE(ms, 20.0f);
 }
 
-TEST_F(stream_event_test, context_record_and_wait_cover_all_streams) {
+TEST_F(StreamEventTest, context_record_and_wait_cover_all_streams) {
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
   const event start(gc(0)), end(gc(1)), link(gc(0), event_flags::disable_timing);
   const float ms = chained_ms(
@@ -117,7 +117,7 @@ TEST_F(stream_event_test, context_record_and_wait_cover_all_streams) {
   EXPECT_GE(ms, 20.0f);
 }
 
-TEST_F(stream_event_test, primary_record_covers_green_contexts) {
+TEST_F(StreamEventTest, primary_record_covers_green_contexts) {
   if (query_driver()[feature::context_events].status != availability::native)
     GTEST_SKIP() << "driver has no cuCtxRecordEvent";
   const stream a = gc(0).create_stream(), b = gc(1).create_stream();
@@ -132,7 +132,7 @@ TEST_F(stream_event_test, primary_record_covers_green_contexts) {
   EXPECT_GE(ms, 20.0f);
 }
 
-TEST_F(stream_event_test, event_ready_and_synchronize) {
+TEST_F(StreamEventTest, event_ready_and_synchronize) {
   const stream s = gc(0).create_stream();
   const event e(gc(0));
   launch_spin(s, 16, 50ms);
@@ -143,7 +143,7 @@ TEST_F(stream_event_test, event_ready_and_synchronize) {
   EXPECT_TRUE(s.ready());
 }
 
-TEST_F(stream_event_test, any_thread_can_create_and_use_streams_of_one_context) {
+TEST_F(StreamEventTest, any_thread_can_create_and_use_streams_of_one_context) {
   std::vector<std::thread> threads;
   std::vector<std::vector<unsigned>> used(4);
   std::vector<std::string> failures(4);

@@ -8,9 +8,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class workload_test : public gpu_test {};
+class WorkloadTest : public gpu_test {};
 
-TEST_F(workload_test, buffer_round_trip_and_fill) {
+TEST_F(WorkloadTest, buffer_round_trip_and_fill) {
   device_buffer buf(dev(), 4096);
   EXPECT_EQ(buf.size(), 4096u);
   std::vector<unsigned> in(1024);
@@ -27,7 +27,7 @@ TEST_F(workload_test, buffer_round_trip_and_fill) {
   EXPECT_THROW(device_buffer(dev(), 0), request_error);
 }
 
-TEST_F(workload_test, timed_spin_records_each_block) {
+TEST_F(WorkloadTest, timed_spin_records_each_block) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
   const stream s = set.parts()[0].context.create_stream();
   device_buffer stamps(dev(), 16 * 2 * sizeof(unsigned long long));
@@ -43,7 +43,7 @@ TEST_F(workload_test, timed_spin_records_each_block) {
   EXPECT_THROW(launch_timed_spin(s, 16, 1us, 32, small), request_error);
 }
 
-TEST_F(workload_test, stream_copy_copies_on_a_partition) {
+TEST_F(WorkloadTest, stream_copy_copies_on_a_partition) {
   const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
   const stream s = set.parts()[0].context.create_stream();
   const std::size_t words = 1 << 20;
@@ -60,14 +60,14 @@ TEST_F(workload_test, stream_copy_copies_on_a_partition) {
   EXPECT_THROW(launch_stream_copy(s, in, out, static_cast<unsigned>(words)), request_error);
 }
 
-TEST_F(workload_test, builtin_kernels_and_pci_id) {
+TEST_F(WorkloadTest, builtin_kernels_and_pci_id) {
   EXPECT_NE(builtin_kernel("greenctx_spin"), nullptr);
   EXPECT_THROW(builtin_kernel("nope"), request_error);
   const std::string pci = dev().pci_bus_id();
   EXPECT_EQ(pci.size(), 12u) << pci; // "0000:19:00.0"
 }
 
-TEST_F(workload_test, scoped_current_context_pushes_and_pops) {
+TEST_F(WorkloadTest, scoped_current_context_pushes_and_pops) {
   const CUcontext before = current_context();
   {
     scoped_current_context current(dev().primary_context());
