@@ -65,20 +65,23 @@ unsigned max_groups(unsigned available, unsigned size) {
 }
 
 std::string valid_sizes_summary(unsigned available, granularity g) {
-  if (available < g.min_partition)
+  const std::vector<unsigned> valid = valid_counts(available, g);
+  if (valid.empty())
     return "none (only " + std::to_string(available) + " SMs)";
-  const unsigned first = round_group_size(g.min_partition, g).size;
-  const unsigned step = std::max(1u, g.alignment);
-  std::string out = std::to_string(first);
-  if (first + step <= available)
-    out += ", " + std::to_string(first + step);
-  const unsigned last_step = first + (available - first) / step * step;
-  if (last_step > first + 2 * step)
-    out += ", ...";
-  if (last_step > first + step)
-    out += ", " + std::to_string(last_step);
-  if (last_step != available)
-    out += " or " + std::to_string(available) + " (all)";
+  return describe_counts(valid);
+}
+
+std::string describe_counts(const std::vector<unsigned> &valid) {
+  std::string out;
+  const std::size_t n = valid.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 6 && i == 3) { // the first three, "...", the last two
+      out += ", ...";
+      i = n - 3;
+      continue;
+    }
+    out += (out.empty() ? "" : ", ") + std::to_string(valid[i]);
+  }
   return out;
 }
 

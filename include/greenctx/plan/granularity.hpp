@@ -66,7 +66,11 @@ unsigned max_groups(unsigned available, unsigned size);
 
 /// The valid group sizes from the minimum partition up to `available`, in steps of the alignment,
 /// with `available` itself last when it is not on a step (the whole resource is always valid).
+/// describe_counts(valid_counts(available, g)), or "none (only N SMs)" when there is none.
 std::string valid_sizes_summary(unsigned available, granularity g);
+
+/// A list of counts for people: all of them up to six, else "8, 16, 24, ..., 128, 132".
+std::string describe_counts(const std::vector<unsigned> &valid);
 
 /// Every SM count that one group of a split of `available` SMs has exactly, ascending: the sizes
 /// that round_group_size(n, g, available) leaves unchanged (the minimum partition, then steps of

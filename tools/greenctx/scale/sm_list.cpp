@@ -28,13 +28,6 @@ constexpr unsigned long long max_sms = 1u << 20;
 
 } // namespace
 
-std::string describe_counts(const std::vector<unsigned> &valid) {
-  if (valid.size() <= 6)
-    return join(valid, ", ");
-  return fmt::format("{}, {}, {}, ..., {}, {}", valid[0], valid[1], valid[2],
-                     valid[valid.size() - 2], valid.back());
-}
-
 std::vector<unsigned> parse_sm_list(std::string_view text) {
   constexpr const char *example = "e.g. --sms 8,16,32 (see greenctx info for the valid counts)";
   if (trim_blanks(text).empty())

@@ -8,9 +8,6 @@
 
 namespace greenctx::cli::scale {
 
-/// "8, 16, 24, ..., 128, 132" for people (the whole list when it is short).
-std::string describe_counts(const std::vector<unsigned> &valid);
-
 /// Parses `--sms` ("8,16,32"; spaces around entries are ignored) before any driver call. Each
 /// entry is decimal digits only, as every number of the CLI (read_decimal: "016" is 16).
 /// Throws request_error (code CUDA_ERROR_INVALID_VALUE) for an empty list or entry, an entry that
