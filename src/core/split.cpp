@@ -4,6 +4,7 @@
 #include "core/resources.hpp"
 #include "greenctx/plan/error.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -57,9 +58,11 @@ split_result split_by_count(const sm_resource &input, unsigned groups, unsigned 
   out.flags = flags;
   out.size = check_split(input, min_count, flags, api);
 
-  std::vector<CUdevResource> raw(groups);
+  // nbGroups is an upper bound: no more groups than the input's SMs can hold are asked for (or
+  // allocated), so that UINT_MAX means "as many as fit" instead of a 600 GB allocation.
+  unsigned n = std::min(groups, std::max(1u, max_groups(input.sm_count(), out.size.size)));
+  std::vector<CUdevResource> raw(n);
   CUdevResource rest{};
-  unsigned n = groups;
   GREENCTX_CALL(cuDevSmResourceSplitByCount, raw.data(), &n, &input.native(), &rest,
                 static_cast<unsigned>(flags), min_count);
   const std::uint64_t origin = detail::next_split_origin();

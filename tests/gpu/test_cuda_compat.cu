@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <climits>
 #include <vector>
 
 #define CHECK_CUDA(call)                                                                           \
@@ -163,6 +165,12 @@ TEST_F(CudaCompat, split_by_count_rows_of_the_guide) {
   unsigned count = 0;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(nullptr, &count, &device_sms, nullptr, 0, 8));
   EXPECT_EQ(count, 15u) << "the count-only query (measured: 15 groups of 8, not 16)";
+  // *nbGroups is an upper bound: UINT_MAX asks for as many as fit (issue 12 item 4; it used to
+  // allocate UINT_MAX descriptors and fail, or be killed without a memory limit).
+  std::vector<cudaDevResource> many(sm_count);
+  unsigned most = UINT_MAX;
+  CHECK_CUDA(cudaDevSmResourceSplitByCount(many.data(), &most, &device_sms, nullptr, 0, 8));
+  EXPECT_EQ(most, 15u);
   unsigned n = 1;
   cudaDevResource one{};
   EXPECT_EQ(cudaDevSmResourceSplitByCount(&one, &n, &device_sms, nullptr, 0, 133),

@@ -2,6 +2,8 @@
 // driver's rules about splitting again and combining pieces.
 #include "gpu_fixture.hpp"
 
+#include <climits>
+
 namespace greenctx::test {
 namespace {
 
@@ -68,6 +70,15 @@ TEST_F(SplitTest, asking_two_groups_gives_two_and_a_large_remainder) {
   EXPECT_EQ(s.groups[0].sm_count(), 16u);
   EXPECT_EQ(s.remainder.sm_count(), 100u);
   EXPECT_NE(s.explanation().find("2 x 16"), std::string::npos) << s.explanation();
+}
+
+// nbGroups is an upper bound (issue 12 item 4): UINT_MAX gives as many groups as fit, without
+// an allocation of UINT_MAX descriptors first.
+TEST_F(SplitTest, the_largest_group_count_means_as_many_as_fit) {
+  require_h200();
+  const split_result s = split_by_count(dev().sms(), UINT_MAX, 8);
+  EXPECT_EQ(s.groups.size(), 15u) << s.explanation();
+  EXPECT_EQ(s.remainder.sm_count(), 12u);
 }
 
 TEST_F(SplitTest, rounding_is_explained) {
