@@ -121,12 +121,12 @@ typedef struct cudaDevResource_st {
 
 /* ---- greenctx's implementations (exported) --------------------------------------------------- */
 cudaError_t greenctx_cudaDeviceGetDevResource(int device, cudaDevResource *resource,
-                                              cudaDevResourceType type);
+                                              enum cudaDevResourceType type);
 cudaError_t greenctx_cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx,
                                                     cudaDevResource *resource,
-                                                    cudaDevResourceType type);
+                                                    enum cudaDevResourceType type);
 cudaError_t greenctx_cudaStreamGetDevResource(cudaStream_t stream, cudaDevResource *resource,
-                                              cudaDevResourceType type);
+                                              enum cudaDevResourceType type);
 cudaError_t greenctx_cudaDevSmResourceSplitByCount(cudaDevResource *result, unsigned int *nbGroups,
                                                    const cudaDevResource *input,
                                                    cudaDevResource *remaining, unsigned int flags,
@@ -162,7 +162,7 @@ const char *greenctxGetLastErrorMessage(void);
  * and for Workqueue resources, which greenctx does not pass on). `config` (may be NULL) receives
  * what was asked, or the device default when nothing was. */
 cudaError_t greenctxExecutionCtxGetWorkqueueStatus(cudaExecutionContext_t ctx,
-                                                   cudaDevWorkqueueConfigResource *config,
+                                                   struct cudaDevWorkqueueConfigResource *config,
                                                    int *provisioned);
 
 /* Streams: the execution context a stream was created on by cudaExecutionCtxStreamCreate, or

@@ -26,13 +26,14 @@ cudaError_t greenctx_cudaDeviceGetExecutionCtx(cudaExecutionContext_t *ctx, int 
   });
 }
 
-cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevResourceDesc_t desc,
+cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevResourceDesc_t handle,
                                         int device, unsigned int flags) {
   return guarded([&] {
     constexpr const char *api = "cudaGreenCtxCreate";
     require_pointer(ctx, api, "phCtx");
-    require_pointer(desc, api, "desc");
-    if (desc->magic != cudaDevResourceDesc_st{}.magic)
+    require_pointer(handle, api, "desc");
+    const greenctx_resource_desc *desc = desc_of(handle);
+    if (desc->magic != greenctx_resource_desc{}.magic)
       refuse(CUDA_ERROR_INVALID_VALUE, api,
              "desc was not made by greenctx's cudaDevResourceGenerateDesc");
     if (flags != 0)

@@ -28,7 +28,7 @@ struct given_resources {
 // Reads every resource in order, refusing the first that is neither a greenctx SM resource nor a
 // work-queue resource, or that is of another device than an SM resource before it.
 given_resources read_resources(const cudaDevResource *resources, unsigned count,
-                               cudaDevResourceDesc_st &d, const char *api) {
+                               greenctx_resource_desc &d, const char *api) {
   given_resources given;
   for (unsigned i = 0; i < count; ++i) {
     const cudaDevResource &res = resources[i];
@@ -69,7 +69,7 @@ given_resources read_resources(const cudaDevResource *resources, unsigned count,
 
 // At most one work-queue resource, and a configuration valid for the descriptor's device (that of
 // the SM resources, else the one the configuration names).
-void check_workqueue_resources(const given_resources &given, cudaDevResourceDesc_st &d,
+void check_workqueue_resources(const given_resources &given, greenctx_resource_desc &d,
                                const char *api) {
   if (given.workqueue_resources > 1)
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
@@ -86,7 +86,7 @@ void check_workqueue_resources(const given_resources &given, cudaDevResourceDesc
 // device or context resource with others, groups of different co-scheduled counts), records in
 // `d` what the groups promise, and returns their driver pieces.
 std::vector<sm_resource> combine_sm_resources(const given_resources &given,
-                                              cudaDevResourceDesc_st &d, const char *api) {
+                                              greenctx_resource_desc &d, const char *api) {
   std::vector<sm_resource> pieces;
   const std::vector<sm_view> &sms = given.sms;
   for (std::size_t k = 0; k < sms.size(); ++k) {
@@ -143,7 +143,7 @@ bool driver_takes_workqueue_config() {
 
 // The driver's descriptor of `pieces`. A 13.1 driver provisions the work-queue configuration: it
 // goes into the driver's descriptor, after the SMs (all of the device's when none were given).
-void make_driver_descriptor(cudaDevResourceDesc_st &d, std::vector<sm_resource> pieces,
+void make_driver_descriptor(greenctx_resource_desc &d, std::vector<sm_resource> pieces,
                             const char *api) {
   d.workqueue_provisioned = d.has_workqueue_config && driver_takes_workqueue_config();
   if (d.workqueue_provisioned) {
@@ -172,12 +172,12 @@ extern "C" cudaError_t greenctx_cudaDevResourceGenerateDesc(cudaDevResourceDesc_
     require_pointer(resources, api, "resources");
     if (nbResources == 0)
       refuse(CUDA_ERROR_INVALID_VALUE, api, "nbResources is 0");
-    auto d = std::make_unique<cudaDevResourceDesc_st>();
+    auto d = std::make_unique<greenctx_resource_desc>();
     d->ordinal = -1;
     const given_resources given = read_resources(resources, nbResources, *d, api);
     check_workqueue_resources(given, *d, api);
     const std::vector<sm_resource> pieces = combine_sm_resources(given, *d, api);
     make_driver_descriptor(*d, unique_pieces(pieces), api);
-    *desc = d.release();
+    *desc = handle_of(d.release());
   });
 }

@@ -25,8 +25,10 @@ struct cudaExecutionContext_st {
   std::atomic<bool> destroyed{false};
 };
 
-/// A descriptor: never freed (13.1 has no call to destroy one).
-struct cudaDevResourceDesc_st {
+/// A descriptor: never freed (13.1 has no call to destroy one). Its handle is a
+/// cudaDevResourceDesc_t, which points to greenctx's struct below 13.1 headers and to the driver's
+/// CUdevResourceDesc_st with 13.1+ headers: desc_of and handle_of convert, here only.
+struct greenctx_resource_desc {
   std::uint32_t magic = 0x44455343; // "DESC"
   int ordinal = 0;
   greenctx::descriptor native;     // the driver's; null when it holds no SM resource
@@ -35,6 +37,15 @@ struct cudaDevResourceDesc_st {
   bool exact = false; // only groups without Backfill: sms / coscheduled clusters must fit
   bool has_workqueue_config = false;
   cudaDevWorkqueueConfigResource workqueue{};
+
   bool has_workqueue = false;
   bool workqueue_provisioned = false; // handed to a 13.1 driver with the SMs
 };
+
+inline greenctx_resource_desc *desc_of(cudaDevResourceDesc_t handle) noexcept {
+  return reinterpret_cast<greenctx_resource_desc *>(handle);
+}
+
+inline cudaDevResourceDesc_t handle_of(greenctx_resource_desc *desc) noexcept {
+  return reinterpret_cast<cudaDevResourceDesc_t>(desc);
+}
