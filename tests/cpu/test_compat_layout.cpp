@@ -16,7 +16,10 @@ TEST(CompatLayout, resource_is_144_bytes_with_the_union_at_96) {
   EXPECT_EQ(offsetof(cudaDevResource, sm), 96u);
   EXPECT_EQ(offsetof(cudaDevResource, wqConfig), 96u);
   EXPECT_EQ(offsetof(cudaDevResource, nextResource), 136u);
-  EXPECT_EQ(sizeof(cudaDevSmResource), 16u);
+  // 16 bytes in 13.1's layout (greenctx's declaration); CUDA 13.5 adds localityDomainId (20).
+  // Either fits the union before nextResource.
+  EXPECT_GE(sizeof(cudaDevSmResource), 16u);
+  EXPECT_LE(sizeof(cudaDevSmResource), 136u - 96u);
   EXPECT_EQ(sizeof(cudaDevWorkqueueConfigResource), 12u);
   EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams), 64u);
 }
@@ -31,10 +34,17 @@ TEST(CompatLayout, group_params_are_greenctx_sm_group_params_word_for_word) {
             offsetof(greenctx::sm_group_params, preferred_coscheduled_sm_count));
   EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, flags),
             offsetof(greenctx::sm_group_params, flags));
+  // Words 4 to 15: reserved in 13.1; CUDA 13.5 names word 4 localityDomainId. Both are copied
+  // through unchanged, and greenctx refuses a group whose flags ask for a locality domain.
+#if CUDART_VERSION < 13050
   EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, reserved),
             offsetof(greenctx::sm_group_params, reserved));
   EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams::reserved),
             sizeof(greenctx::sm_group_params::reserved));
+#else
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, localityDomainId),
+            offsetof(greenctx::sm_group_params, reserved));
+#endif
 }
 
 TEST(CompatLayout, enums_and_error_codes_have_the_13_1_values) {
