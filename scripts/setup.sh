@@ -8,9 +8,8 @@
 # with runtime 13.0.96, cuBLAS 13.1.0.3 and CCCL 13.0.85: the CUDA 13.0 of this project's machines
 # (the dist-info in their /usr/local/cuda), the toolkit of the H200's driver 580.
 # GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION and
-# GREENCTX_PYPI_CCCL_VERSION change them. Not 13.1+: greenctx's C API layer (src/capi) does not
-# compile with 13.1+ headers yet, which declare cudaDevResourceDesc_t as the driver's
-# CUdevResourceDesc (measured with 13.5.37). PyPI has no libcuda stub: the two test programs that
+# GREENCTX_PYPI_CCCL_VERSION change them (greenctx builds and passes its GPU tier with 13.5.37
+# too: docs/toolkits.md). PyPI has no libcuda stub: the two test programs that
 # link libcuda then use the driver's, and are not built on a machine without a driver
 # (tests/CMakeLists.txt).
 #
