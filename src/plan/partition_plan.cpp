@@ -140,8 +140,9 @@ partition_plan plan_partitions(const partition_request &request, unsigned sm_cou
   const unsigned fit = max_groups(sm_count, piece);
   split_backend arithmetic;
   arithmetic.split = [&](const sm_resource &input, unsigned unit, bool) {
-    return std::pair{std::vector<sm_resource>(fit, arithmetic_resource(unit, grain)),
-                     arithmetic_resource(input.sm_count() - fit * unit, grain)};
+    const unsigned n = max_groups(input.sm_count(), unit);
+    return std::pair{std::vector<sm_resource>(n, arithmetic_resource(unit, grain)),
+                     arithmetic_resource(input.sm_count() - n * unit, grain)};
   };
   const group_split_result made =
       plan_group_split(arithmetic_resource(sm_count, grain), params, {split_unit_of(plan)},

@@ -34,17 +34,16 @@ TEST(CompatLayout, group_params_are_greenctx_sm_group_params_word_for_word) {
             offsetof(greenctx::sm_group_params, preferred_coscheduled_sm_count));
   EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, flags),
             offsetof(greenctx::sm_group_params, flags));
-  // Words 4 to 15: reserved in 13.1; CUDA 13.5 names word 4 localityDomainId. Both are copied
-  // through unchanged, and greenctx refuses a group whose flags ask for a locality domain.
-#if CUDART_VERSION < 13050
-  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, reserved),
+  // Words 4 to 15: reserved in 13.1; CUDA 13.5 names word 4 localityDomainId and keeps 11
+  // reserved words (measured on its PyPI headers). Either way the reserved words end the struct,
+  // and both are copied through unchanged; greenctx refuses a group whose flags ask for a
+  // locality domain (an unknown flag to it).
+  EXPECT_GE(offsetof(cudaDevSmResourceGroupParams, reserved),
             offsetof(greenctx::sm_group_params, reserved));
-  EXPECT_EQ(sizeof(cudaDevSmResourceGroupParams::reserved),
-            sizeof(greenctx::sm_group_params::reserved));
-#else
-  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, localityDomainId),
-            offsetof(greenctx::sm_group_params, reserved));
-#endif
+  EXPECT_EQ(offsetof(cudaDevSmResourceGroupParams, reserved) +
+                sizeof(cudaDevSmResourceGroupParams::reserved),
+            offsetof(greenctx::sm_group_params, reserved) +
+                sizeof(greenctx::sm_group_params::reserved));
 }
 
 TEST(CompatLayout, enums_and_error_codes_have_the_13_1_values) {
