@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace greenctx {
@@ -102,6 +105,18 @@ descriptor descriptor::from(std::span<const sm_resource> pieces, const workqueue
   return generate(pieces, &queues);
 }
 
+namespace {
+
+// Descriptor contents seen by this process, numbered from 1 in order of appearance.
+std::uint64_t intern_content(std::string bytes) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::uint64_t> ids;
+  std::lock_guard lock(mutex);
+  return ids.try_emplace(std::move(bytes), ids.size() + 1).first->second;
+}
+
+} // namespace
+
 descriptor descriptor::generate(std::span<const sm_resource> pieces,
                                 const workqueue_config *queues) {
   constexpr const char *api = "greenctx::descriptor::from";
@@ -134,6 +149,13 @@ descriptor descriptor::generate(std::span<const sm_resource> pieces,
   }
   GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle_, raw.data(),
                 static_cast<unsigned>(raw.size()));
+  const bool all_split_pieces =
+      std::all_of(pieces.begin(), pieces.end(), [](const sm_resource &p) { return p.origin(); });
+  if (all_split_pieces) {
+    std::string bytes(reinterpret_cast<const char *>(&d.device_), sizeof d.device_);
+    bytes.append(reinterpret_cast<const char *>(raw.data()), raw.size() * sizeof(CUdevResource));
+    d.content_id_ = intern_content(std::move(bytes));
+  }
   return d;
 }
 

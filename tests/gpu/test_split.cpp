@@ -148,5 +148,22 @@ TEST_F(SplitTest, pieces_of_different_splits_are_refused_with_a_reason) {
   EXPECT_THROW(descriptor::from(std::vector<sm_resource>{}), request_error);
 }
 
+// The content id that context recycling and pools share contexts by: equal for the same piece of
+// two split calls with the same arguments, different for different pieces, 0 for a resource read
+// back from a context (it holds no SM mask).
+TEST_F(SplitTest, descriptors_of_the_same_pieces_have_one_content_id) {
+  const split_result a = split_by_count(dev().sms(), 2, 16);
+  const split_result b = split_by_count(dev().sms(), 2, 16);
+  ASSERT_EQ(a.groups.size(), 2u);
+  const descriptor a0 = descriptor::from(a.groups[0]);
+  EXPECT_NE(a0.content_id(), 0u);
+  EXPECT_EQ(a0.content_id(), descriptor::from(b.groups[0]).content_id());
+  EXPECT_NE(a0.content_id(), descriptor::from(a.groups[1]).content_id());
+  EXPECT_NE(a0.content_id(), descriptor::from(a.groups).content_id());
+  EXPECT_EQ(descriptor::from(a.groups).content_id(), descriptor::from(b.groups).content_id());
+  const green_context gc = green_context::create(a0);
+  EXPECT_EQ(descriptor::from(gc.sms()).content_id(), 0u);
+}
+
 } // namespace
 } // namespace greenctx::test

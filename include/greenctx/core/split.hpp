@@ -59,6 +59,18 @@ public:
   CUdevice device() const noexcept { return device_; }
   /// Total SMs of the pieces it was built from.
   unsigned sm_count() const noexcept { return sm_count_; }
+  /// An id for what the descriptor was built from: the device, each piece's resource struct as the
+  /// driver filled it in, and the work-queue configuration if any (the bytes are interned for the
+  /// process, so equal ids mean equal bytes). Equal ids mean the same SMs and the same queue
+  /// settings, so a green context made from one descriptor can stand
+  /// for one made from the other (context recycling, pools). Measured on the H200 (driver 580):
+  /// two split calls on the same input with the same arguments give byte-identical pieces, and the
+  /// pieces' bytes differ where their SMs do (bench/results/2026-12-01-h200/resource-identity/).
+  /// 0 (shares with nothing) unless every piece came out of a split: a resource read back
+  /// from a green context or a device carries no SM mask, only a pointer of the driver's that a
+  /// later object may reuse. Different ids may still cover the same SMs (pieces of different
+  /// splits): a missed share, never a wrong one.
+  std::uint64_t content_id() const noexcept { return content_id_; }
 
   /// Builds a descriptor from one or more pieces. Several SM pieces must come from the same split
   /// call (groups or remainder) and the same device; greenctx checks this first and says which
@@ -74,6 +86,7 @@ private:
   CUdevResourceDesc handle_ = nullptr;
   CUdevice device_ = 0;
   unsigned sm_count_ = 0;
+  std::uint64_t content_id_ = 0;
 };
 
 } // namespace greenctx
