@@ -266,20 +266,29 @@ NB_MODULE(_greenctx, m) {
                        out.push_back(o.obtained);
                      return out;
                    })
-      .def_prop_ro("explanation", &group_split_result::explanation);
+      .def_prop_ro("explanation", &group_split_result::explanation)
+      .def_ro("advice", &group_split_result::advice,
+              "When not every group can be made (a dry run): what the device's co-scheduled "
+              "units allow and nearby requests that can be made; else empty.");
   m.def(
       "split_groups",
       [](const sm_resource &input, nb::object groups, bool dry_run) {
         std::vector<sm_group_params> params =
             nb::isinstance<nb::str>(groups) ? parse_group_params(nb::cast<std::string>(groups))
                                             : nb::cast<std::vector<sm_group_params>>(groups);
-        return split_groups(input, params, dry_run);
+        group_split_result r = split_groups(input, params, dry_run);
+        if (!dry_run && !prove_cluster_promises(r, input))
+          throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, "greenctx.split_groups",
+                              r.refusal());
+        return r;
       },
       "resource"_a, "groups"_a, "dry_run"_a = false,
       "CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as "
       "GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and "
       "backfill supported. The result's params carry the defaults and discovered counts. Raises "
-      "RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) "
+      "RequestError when a group cannot be made (unless dry_run; the message ends with advice), "
+      "including a group that cannot run the clusters its coscheduled count promises (proved "
+      "at the split with the occupancy calculator), Error (code 801, not supported) "
       "for co-scheduled counts the driver cannot guarantee.");
   m.def("max_active_sm_clusters", &max_active_sm_clusters, "context"_a, "cluster_size"_a,
         "How many clusters of cluster_size SMs (one block per SM) the context can run at once.");

@@ -15,6 +15,7 @@
 #include "greenctx/plan/group_plan.hpp"
 #include "greenctx/plan/partition_plan.hpp"
 #include "greenctx/plan/resource.hpp"
+#include "greenctx/plan/split_advice.hpp"
 #include "greenctx/plan/verify_check.hpp"
 
 #include "greenctx/driver/driver.hpp"
@@ -28,6 +29,7 @@
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
 
+#include "greenctx/lab/cluster_proof.hpp"
 #include "greenctx/lab/occupancy.hpp"
 #include "greenctx/lab/probe.hpp"
 #include "greenctx/lab/verify.hpp"

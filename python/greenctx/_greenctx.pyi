@@ -248,6 +248,12 @@ class GroupSplit:
     @property
     def explanation(self) -> str: ...
 
+    @property
+    def advice(self) -> str:
+        """
+        When not every group can be made (a dry run): what the device's co-scheduled units allow and nearby requests that can be made; else empty.
+        """
+
 def split_groups(resource: SmResource, groups: object, dry_run: bool = False) -> GroupSplit:
     """
     CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and backfill supported. The result's params carry the defaults and discovered counts. Raises RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) for co-scheduled counts the driver cannot guarantee.

@@ -6,7 +6,7 @@
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
-#include "greenctx/lab/occupancy.hpp"
+#include "greenctx/lab/cluster_proof.hpp"
 #include "greenctx/plan/group_params.hpp"
 
 #include <algorithm>
@@ -55,10 +55,11 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     made->workqueue_provisioned = desc->workqueue_provisioned;
     const unsigned c = desc->coscheduled;
     if (desc->needs_cluster_check && c >= 2) {
-      // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver:
-      // prove that the group runs what its coscheduledSmCount promised.
+      // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver.
+      // The split proved each group; a descriptor combining several is proved here (the same
+      // cached measurement when it holds one proved group).
       const unsigned want = clusters_promised(desc->native.sm_count(), c, !desc->exact);
-      const unsigned got = max_active_sm_clusters(made->ref, c);
+      const unsigned got = proven_clusters(desc->native, c, made->owner.ref());
       if (got < want)
         refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
                "the group's " + std::to_string(desc->native.sm_count()) +

@@ -4,6 +4,7 @@
 #include "capi/resources.hpp"
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/split.hpp"
+#include "greenctx/lab/cluster_proof.hpp"
 
 #include <bit>
 #include <cstring>
@@ -91,6 +92,10 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
     write_back();
     if (!result)
       return;
+    // 13.1's contract: the split succeeds only when every group meets its requirements, so a
+    // group whose clusters no driver promise backs is proved here, not when a context is made.
+    if (!prove_cluster_promises(r, in))
+      refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, r.refusal());
     // One record per split call: groups of one call (and the remainder, from the last call)
     // share it, so that they can be combined into one descriptor.
     const int ordinal = ordinal_of(in.device());
@@ -121,8 +126,7 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
                      .request = request,
                      .exact = !(params[i].flags & sm_group_backfill)});
       if (remainder && r.remainder.run == run)
-        export_sm(*remainder, id, masks.back(),
-                  {.kind = tag_kind::remainder, .request = request});
+        export_sm(*remainder, id, masks.back(), {.kind = tag_kind::remainder, .request = request});
     }
     if (remainder && r.remainder.empty()) {
       std::memset(remainder, 0, sizeof(*remainder));

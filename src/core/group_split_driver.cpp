@@ -2,11 +2,12 @@
 // split-by-count and intermediate green contexts.
 #include "greenctx/core/group_split.hpp"
 
-#include "driver/driver_api.hpp"
 #include "core/resources.hpp"
-#include "greenctx/plan/error.hpp"
+#include "driver/driver_api.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"
+#include "greenctx/plan/error.hpp"
+#include "greenctx/plan/split_advice.hpp"
 
 #include <cstring>
 #include <map>
@@ -109,8 +110,26 @@ group_split_result split_groups(const sm_resource &input, std::span<sm_group_par
   apply_group_defaults(params, limits);
   if (detail::driver().cuDevSmResourceSplit)
     return split_natively(input, params, dry_run);
-  return plan_group_split(input, params, units.empty() ? available_units(limits) : units, limits,
-                          driver_backend(), dry_run);
+  const auto &use = units.empty() ? available_units(limits) : units;
+  try {
+    group_split_result r = plan_group_split(input, params, use, limits, driver_backend(), dry_run);
+    if (!r.all_made()) // a dry run
+      r.advice = split_advice(input, params);
+    return r;
+  } catch (const request_error &e) { // a group cannot be made: say what can
+    if (e.code() != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || dry_run)
+      throw;
+    throw request_error(e.code(), e.api(),
+                        std::string(e.what()) + ". Advice: " + split_advice(input, params));
+  }
+}
+
+std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params) {
+  std::vector<sm_group_params> p(params.begin(), params.end());
+  const group_limits limits =
+      make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
+  apply_group_defaults(p, limits);
+  return greenctx::split_advice(input, p, limits, driver_backend());
 }
 
 } // namespace greenctx

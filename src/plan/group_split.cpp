@@ -111,8 +111,10 @@ struct free_pool {
 };
 
 // Takes what group `p` gets from `pool`; fills `outcome`. Returns the pieces (empty on failure).
+// With `prefer_rest`, a Backfill group takes the unstructured rest whenever it can, leaving whole
+// pieces to the groups after it.
 std::vector<sm_resource> take_group(free_pool &pool, const sm_group_params &p,
-                                    group_outcome &outcome) {
+                                    group_outcome &outcome, bool prefer_rest) {
   const unsigned s = pool.piece_size, n = p.sm_count;
   const std::size_t have = pool.pieces.size();
   const unsigned rest = pool.rest.sm_count();
@@ -152,7 +154,7 @@ std::vector<sm_resource> take_group(free_pool &pool, const sm_group_params &p,
         "needs " + std::to_string(n) + " SMs, " + std::to_string(have * s + rest) + " left";
     return {};
   }
-  const bool use_rest = by_rest && (!by_pieces || with_rest * s + rest < up * s);
+  const bool use_rest = by_rest && (!by_pieces || prefer_rest || with_rest * s + rest < up * s);
   const std::size_t count = use_rest ? with_rest : up;
   auto got = pool.take(count, use_rest);
   if (total(got) != n)
@@ -193,6 +195,16 @@ std::string group_split_result::explanation() const {
   return out;
 }
 
+std::string group_split_result::refusal() const {
+  std::string why;
+  for (std::size_t i = 0; i < outcomes.size(); ++i)
+    if (!outcomes[i].ok())
+      why += (why.empty() ? "" : "; ") + std::string("group ") + std::to_string(i) + " " +
+             to_string(params[i]) + ": " + outcomes[i].note;
+  return "not every group can be made (" + why + "); a dry run shows what each group would get" +
+         (advice.empty() ? std::string() : ". Advice: " + advice);
+}
+
 std::vector<split_unit> available_units(const group_limits &limits) {
   std::vector<split_unit> units{{limits.device_alignment, false}};
   if (limits.cc_major >= 9)
@@ -216,9 +228,14 @@ struct run_attempt {
   }
 };
 
+struct attempt_options {
+  bool larger_than_alignment = false; // pieces larger than the device's co-scheduled alignment
+  bool backfill_takes_rest = false;   // see take_group
+};
+
 run_attempt attempt_run(const sm_resource &input, const run_plan &run, const split_unit &unit,
                         unsigned index, std::span<const sm_group_params> params,
-                        const split_backend &backend, bool larger_than_alignment) {
+                        const split_backend &backend, attempt_options options) {
   run_attempt a;
   if (!input.empty()) {
     auto [pieces, rest] = backend.split(input, unit.size, unit.ignore_coscheduling);
@@ -233,12 +250,12 @@ run_attempt attempt_run(const sm_resource &input, const run_plan &run, const spl
     o.unit = a.pool.piece_size ? a.pool.piece_size : unit.size;
     o.ignore_coscheduling_pieces = unit.ignore_coscheduling;
     sm_group g;
-    g.pieces = take_group(a.pool, params[i], o);
+    g.pieces = take_group(a.pool, params[i], o, options.backfill_takes_rest);
     g.coscheduled = params[i].coscheduled_sm_count;
     // IgnoreSmCoscheduling pieces carry no co-scheduling promise, and neither does a later run's
     // input (an intermediate context of leftovers) nor a piece larger than the device's
     // co-scheduled alignment: such groups are proved on creation.
-    g.needs_cluster_check = unit.ignore_coscheduling || index > 0 || larger_than_alignment;
+    g.needs_cluster_check = unit.ignore_coscheduling || index > 0 || options.larger_than_alignment;
     g.run = index;
     o.obtained = g.sm_count();
     a.outcomes.push_back(std::move(o));
@@ -267,6 +284,11 @@ std::vector<unsigned> larger_units(std::span<const sm_group_params> params, cons
   return out;
 }
 
+bool has_backfill(std::span<const sm_group_params> params, const run_plan &run) {
+  return std::any_of(params.begin() + static_cast<std::ptrdiff_t>(run.first),
+                     params.begin() + static_cast<std::ptrdiff_t>(run.end), is_backfill);
+}
+
 } // namespace
 
 group_split_result plan_group_split(const sm_resource &input, std::span<sm_group_params> params,
@@ -288,10 +310,19 @@ group_split_result plan_group_split(const sm_resource &input, std::span<sm_group
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const run_plan &run = runs[r];
     const auto index = static_cast<unsigned>(r);
-    run_attempt made = attempt_run(current, run, run.unit, index, params, backend, false);
+    run_attempt made = attempt_run(current, run, run.unit, index, params, backend, {});
+    if (!made.all_made() && !current.empty() && has_backfill(params, run)) {
+      // A Backfill group that took whole pieces may have left a later group short: let it take
+      // the unstructured SMs instead ({112 Backfill, 16} on the H200: 13 x 8 + 12, then 2 x 8).
+      run_attempt again = attempt_run(current, run, run.unit, index, params, backend,
+                                      {.backfill_takes_rest = true});
+      if (again.all_made())
+        made = std::move(again);
+    }
     if (!made.all_made() && !current.empty()) {
       for (unsigned m : larger_units(params, run)) {
-        run_attempt larger = attempt_run(current, run, {m, false}, index, params, backend, true);
+        run_attempt larger = attempt_run(current, run, {m, false}, index, params, backend,
+                                         {.larger_than_alignment = true});
         if (larger.all_made()) {
           for (auto &o : larger.outcomes)
             o.note = "pieces of " + std::to_string(m) + ": pieces of " +
@@ -316,16 +347,8 @@ group_split_result plan_group_split(const sm_resource &input, std::span<sm_group
   result.remainder.run = result.runs - 1;
   result.remainder_sms = result.remainder.sm_count();
   result.params.assign(params.begin(), params.end());
-  if (!dry_run && !result.all_made()) {
-    std::string why;
-    for (std::size_t i = 0; i < result.outcomes.size(); ++i)
-      if (!result.outcomes[i].ok())
-        why += (why.empty() ? "" : "; ") + std::string("group ") + std::to_string(i) + " " +
-               to_string(params[i]) + ": " + result.outcomes[i].note;
-    throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-                        "not every group can be made (" + why +
-                            "); a dry run shows what each group would get");
-  }
+  if (!dry_run && !result.all_made())
+    throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, result.refusal());
   if (dry_run) {
     result.groups.clear();
     result.remainder = {};

@@ -3,6 +3,7 @@
 // with IgnoreSmCoscheduling it gives as many pieces of the unit as fit.
 #include "greenctx/plan/error.hpp"
 #include "greenctx/plan/group_plan.hpp"
+#include "greenctx/plan/split_advice.hpp"
 
 #include <gtest/gtest.h>
 
@@ -241,6 +242,58 @@ TEST(GroupSplit, units_on_cc9_are_8_then_ignore_coscheduling_4_and_2) {
   EXPECT_TRUE(units[1].ignore_coscheduling);
   EXPECT_EQ(units[2].size, 2u);
   EXPECT_EQ(available_units(make_group_limits(80, {4, 2}, 8)).size(), 1u);
+}
+
+// A Backfill group that would take the pieces a later group needs takes the unstructured SMs
+// instead: {112 Backfill, 16} on the H200 is 13 x 8 + 12 SMs, then 2 x 8.
+TEST(GroupSplit, a_backfill_group_leaves_whole_pieces_to_later_groups) {
+  fake_h200 gpu;
+  std::vector<sm_group_params> params{{112, 0, 0, sm_group_backfill}, {16, 0, 0, 0}};
+  const auto r = plan(params, gpu);
+  EXPECT_EQ(counts(r), (std::vector<unsigned>{116, 16})) << r.explanation();
+  EXPECT_EQ(r.remainder_sms, 0u);
+  EXPECT_FALSE(r.groups[0].needs_cluster_check) << "pieces of the alignment keep their promise";
+  EXPECT_NE(r.outcomes[0].note.find("Backfill: 116 SMs"), std::string::npos) << r.outcomes[0].note;
+}
+
+// The advice for the guide's H100 example {112, 16} on the H200 (issue 12 item 3).
+TEST(SplitAdvice, names_the_units_and_requests_that_work_here) {
+  fake_h200 gpu;
+  const auto limits = make_group_limits(132, h200_grain, 9);
+  std::vector<sm_group_params> params{{112, 0, 0, 0}, {16, 0, 0, 0}};
+  apply_group_defaults(params, limits);
+  const std::string text = split_advice(fake_resource(132), params, limits, gpu.backend());
+  for (const char *part :
+       {"15 co-scheduled units of 8 SMs (120 SMs) and 12 SMs outside whole units",
+        "{104, 16} (whole co-scheduled units)", "{112 Backfill, 16} (Backfill on group 0)",
+        "{112 cosched 2, 16 cosched 2} (coscheduledSmCount 2, clusters proved when made)"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\nnot in: " << text;
+}
+
+TEST(SplitAdvice, rounds_to_whole_units_for_a_promise_small_pieces_cannot_keep) {
+  fake_h200 gpu;
+  const auto limits = make_group_limits(132, h200_grain, 9);
+  std::vector<sm_group_params> params{{28, 4, 4, 0}, {32, 4, 4, 0}};
+  apply_group_defaults(params, limits);
+  const auto alts = split_alternatives(fake_resource(132), params, limits, gpu.backend());
+  ASSERT_FALSE(alts.empty());
+  EXPECT_EQ(to_short_string(alts[0].params, limits), "{32 cosched 4, 32 cosched 4}");
+  EXPECT_FALSE(alts[0].proved_on_creation);
+  EXPECT_EQ(to_request_text(alts[0].params, limits), "32:cosched=4:pref=4 32:cosched=4:pref=4");
+  for (const auto &a : alts) // every alternative is a request the planner makes
+    EXPECT_NE(to_short_string(a.params, limits), to_short_string(params, limits));
+}
+
+TEST(SplitAdvice, says_so_when_nothing_nearby_can_be_made) {
+  fake_h200 gpu;
+  const auto limits = make_group_limits(132, h200_grain, 9);
+  std::vector<sm_group_params> params{{128, 0, 0, 0}, {8, 0, 0, 0}};
+  apply_group_defaults(params, limits);
+  // 136 SMs: rounding keeps 136, shrinking the largest finds {112, 8}; Backfill and units of 2
+  // cannot reach 136 SMs on 132.
+  const auto alts = split_alternatives(fake_resource(132), params, limits, gpu.backend());
+  ASSERT_EQ(alts.size(), 1u);
+  EXPECT_EQ(to_short_string(alts[0].params, limits), "{112, 8}");
 }
 
 } // namespace

@@ -72,9 +72,12 @@ int run_split(const split_options &opt) {
   std::vector<sm_group_params> params = parse_group_params(opt.request);
   const driver_info drv = query_driver();
   const device dev(opt.device);
-  const group_split_result r = split_groups(dev.sms(), params, opt.dry_run);
+  group_split_result r = split_groups(dev.sms(), params, opt.dry_run);
+  // As cudaDevSmResourceSplit: groups whose clusters no driver promise backs are proved at the
+  // split; one that falls short makes the request invalid here.
+  const bool proved = opt.dry_run || prove_cluster_promises(r, dev.sms());
   const std::vector<group_check> checks =
-      opt.dry_run ? std::vector<group_check>{} : check_groups(dev, r);
+      opt.dry_run || !proved ? std::vector<group_check>{} : check_groups(dev, r);
   bool ok = r.all_made();
   for (const auto &c : checks)
     ok = ok && c.sms_used <= c.context_sms && c.clusters >= c.clusters_promised;
@@ -113,6 +116,8 @@ int run_split(const split_options &opt) {
     }
     j["remainder_sms"] = r.remainder_sms;
     j["explanation"] = r.explanation();
+    if (!r.advice.empty())
+      j["advice"] = r.advice;
     j["ok"] = ok;
     std::cout << j.dump(2) << "\n";
   } else {
@@ -162,6 +167,8 @@ int run_split(const split_options &opt) {
     if (r.runs > 1)
       fmt::print("note: groups of different split calls cannot share one descriptor on this "
                  "driver\n");
+    if (!r.advice.empty())
+      fmt::print("advice: {}\n", r.advice);
     for (std::size_t i = 0; i < checks.size(); ++i)
       if (checks[i].clusters < checks[i].clusters_promised)
         fmt::print("FAILED: group {} runs {} clusters of {} SMs at once, {} promised\n", i,

@@ -34,10 +34,16 @@ namespace greenctx {
 /// returning groups (it may still split, and create intermediate green contexts for multi-run
 /// requests). Throws request_error (CUDA_ERROR_INVALID_VALUE or
 /// CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) for invalid parameters and, unless `dry_run`, when a
-/// group cannot be made; error with CUDA_ERROR_NOT_SUPPORTED for co-scheduled counts this driver
-/// cannot guarantee.
+/// group cannot be made (with split_advice at the end); a dry run puts the advice in the result;
+/// error with CUDA_ERROR_NOT_SUPPORTED for co-scheduled counts this driver cannot guarantee.
 group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
                                 bool dry_run = false);
+
+/// What the device's co-scheduled units allow and nearby requests that can be made on `input`
+/// (plan/split_advice.hpp, planned with the driver's split-by-count, also on a 13.1 driver).
+/// `params` need not have defaults applied. Used in split_groups' refusals; call it for
+/// a refusal found later, such as a failed cluster proof.
+std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params);
 
 /// The same with the units of the split given (`units` empty: available_units, as above). A
 /// 13.1 driver still splits natively, without units.

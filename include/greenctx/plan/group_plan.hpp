@@ -48,10 +48,17 @@ struct group_split_result {
   unsigned runs = 0; ///< split calls used (1: every piece shares one split)
   bool dry_run = false;
   bool native = false; ///< the driver's cuDevSmResourceSplit did it
+  /// When not every group can be made: what the device's co-scheduled units allow and nearby
+  /// requests that can be made (split_advice). Filled by the driver-backed split_groups.
+  std::string advice;
 
   bool all_made() const;
   /// Several lines for people: each group's parameters, what it got and how.
   std::string explanation() const;
+  /// "not every group can be made (group 1 {16, 8, 8, 0}: needs 2 pieces of 8 SMs, 1 left);
+  /// a dry run shows what each group would get", with the advice after it when there is one:
+  /// the message of a refused split.
+  std::string refusal() const;
 };
 
 /// What the planner needs from a driver.
