@@ -18,8 +18,9 @@ struct plan {
 };
 
 /// Runs the modes of `p` in child processes, forked before this process touches the driver, so
-/// that each child starts CUDA and NCCL afresh under its own environment: NCCL reads NCCL_MAX_CTAS
-/// once per process, so a run of max-ctas-k needs a process with NCCL_MAX_CTAS=k, and a hang on
+/// that each child starts CUDA and NCCL afresh under its own environment: NCCL caches its
+/// environment parameters at their first read, so a run of max-ctas-k needs a process that had
+/// NCCL_MAX_CTAS=k from the start, and a hang on
 /// k SMs ends only its own child. Children: (1) alone, shared, shared-high and the GEMM alone,
 /// (2) one per green-k, (3) one per max-ctas-k (NCCL_MAX_CTAS=k; unset in the others).
 /// NCCL_NVLS_ENABLE is set to 0 unless the caller's environment sets it.

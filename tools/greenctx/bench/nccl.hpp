@@ -23,8 +23,8 @@ struct nccl_library {
 const nccl_library &load_nccl();
 
 /// One communicator per device of one process (ncclCommInitAll), destroyed with it. NCCL reads
-/// its environment (NCCL_MAX_CTAS, NCCL_NVLS_ENABLE) when it first needs it and keeps it for the
-/// process. Not thread-safe: use it from one thread.
+/// its environment (NCCL_MAX_CTAS, NCCL_NVLS_ENABLE) when it first needs it and may keep it for
+/// the process. Not thread-safe: use it from one thread.
 class nccl_clique {
 public:
   /// Throws unsupported_error when NCCL cannot be loaded, error when ncclCommInitAll fails.
