@@ -215,8 +215,10 @@ def worker(local_rank, world, rank, args, port):
 
 
 def report(torch, args, world, everyone):
+    nccl = torch.cuda.nccl.version()
+    nccl = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
     print(f"{PROG}: {world} GPUs ({everyone[0]['gpu']}), torch {torch.__version__}, NCCL "
-          f"{'.'.join(map(str, torch.cuda.nccl.version()))}, all-reduce on "
+          f"{nccl}, all-reduce on "
           f"{everyone[0]['comm_sms']} SMs, GEMM on {everyone[0]['gemm_sms']}, "
           f"NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')}")
     summary = []

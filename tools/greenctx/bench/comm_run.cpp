@@ -36,37 +36,52 @@ public:
       e = event(dev.primary_context(), event_flags::disable_timing | event_flags::blocking_sync);
     thread_ = std::thread([this] { loop(); });
   }
-  ~gemm_loop() { stop(); }
-  /// Stops, waits for the queued GEMMs and returns TFLOP/s over the loop's life.
+  ~gemm_loop() {
+    try {
+      stop();
+    } catch (const error &) { // reported by the stop() the measurement called, if it got there
+    }
+  }
+  /// Stops, waits for the queued GEMMs and returns TFLOP/s over the loop's life. Throws the
+  /// loop's error (cuBLAS or the driver), if it had one.
   double stop() {
     if (thread_.joinable()) {
       stop_ = true;
       thread_.join();
     }
+    if (!failure_.empty())
+      throw error(CUDA_ERROR_UNKNOWN, api, "the GEMM loop failed: " + failure_);
     return tflops_;
   }
 
 private:
+  // At most ring_.size() GEMMs queued; the rate counts whole GEMMs over the loop's wall time
+  // (the last GEMMs, finished after the measurement, add at most that many GEMMs' time).
   void loop() {
-    const auto t0 = clock::now();
-    std::size_t n = 0;
-    while (!stop_) {
-      auto &e = ring_[n % ring_.size()];
-      if (n >= ring_.size())
-        e.synchronize();
-      g_.launch(s_);
-      e.record(s_);
-      ++n;
+    try {
+      const auto t0 = clock::now();
+      std::size_t n = 0;
+      while (!stop_) {
+        auto &e = ring_[n % ring_.size()];
+        if (n >= ring_.size())
+          e.synchronize();
+        g_.launch(s_);
+        e.record(s_);
+        ++n;
+      }
+      s_.synchronize();
+      const double s = std::chrono::duration<double>(clock::now() - t0).count();
+      tflops_ = s > 0 ? static_cast<double>(n) * g_.flops() / s / 1e12 : 0;
+    } catch (const std::exception &e) {
+      failure_ = e.what();
     }
-    s_.synchronize();
-    const double s = std::chrono::duration<double>(clock::now() - t0).count();
-    tflops_ = s > 0 ? static_cast<double>(n) * g_.flops() / s / 1e12 : 0;
   }
   gemm &g_;
   stream_ref s_;
   std::array<event, 2> ring_;
   std::atomic<bool> stop_{false};
   double tflops_ = 0;
+  std::string failure_;
   std::thread thread_;
 };
 
@@ -133,6 +148,9 @@ nlohmann::json measure(const run_config &cfg,
   for (std::size_t i = 0; i < ordinals.size(); ++i) {
     gpus[i].dev = std::make_unique<device>(ordinals[i]);
     gpus[i].buffer = device_buffer(*gpus[i].dev, max_bytes);
+    const stream fill = gpus[i].dev->primary_context().create_stream(stream_flags::non_blocking);
+    gpus[i].buffer.fill_async(0, fill); // sums of zeros: no NaN or denormal from stale memory
+    fill.synchronize();
     buffers.push_back(gpus[i].buffer.get());
     gpus[i].work = std::make_unique<gemm>(*gpus[i].dev, cfg.gemm_n);
     gpus[i].starts.emplace_back(gpus[i].dev->primary_context());
