@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 
 namespace greenctx::cli::bench::comm {
@@ -51,8 +55,8 @@ TEST(CommSizes, RefusalsSayWhichEntryAndWhatWorks) {
 }
 
 TEST(CommSizes, DefaultsArePowersOfFourFromOneMiBToOneGiB) {
-  EXPECT_EQ(default_sizes(false), (std::vector<std::size_t>{MiB, 4 * MiB, 16 * MiB, 64 * MiB,
-                                                            256 * MiB, 1024 * MiB}));
+  EXPECT_EQ(default_sizes(false),
+            (std::vector<std::size_t>{MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB}));
   EXPECT_EQ(default_sizes(true), (std::vector<std::size_t>{MiB, 16 * MiB, 256 * MiB}));
   EXPECT_EQ(format_bytes(MiB), "1 MiB");
   EXPECT_EQ(format_bytes(std::size_t{1} << 30), "1 GiB");
@@ -151,8 +155,10 @@ TEST(CommAnswers, NoKWithinToleranceSaysSo) {
 
 TEST(CommReport, MarkdownJsonCsvAndSvg) {
   const results r = synthetic();
-  const nlohmann::json env = {{"gpu", "NVIDIA H200"}, {"driver_version", "13.0"},
-                              {"nccl_version", "2.27.3"}, {"date", "2026-12-01T00:00:00Z"}};
+  const nlohmann::json env = {{"gpu", "NVIDIA H200"},
+                              {"driver_version", "13.0"},
+                              {"nccl_version", "2.27.3"},
+                              {"date", "2026-12-01T00:00:00Z"}};
   const std::string md = markdown(r, env);
   EXPECT_NE(md.find("## 256 MiB"), std::string::npos) << md;
   EXPECT_NE(md.find("green-16"), std::string::npos) << md;
@@ -185,6 +191,32 @@ TEST(CommReport, FailedPointsAreShownWithTheirReason) {
   const auto a = answers(r);
   ASSERT_TRUE(a[0].k);
   EXPECT_EQ(*a[0].k, 16u); // green-8 has no samples at 1 MiB now
+}
+
+// A saved run re-reported by the CLI without a GPU: `bench --comm --from F` (the driver is
+// pointed at nothing, so any driver call would fail with exit 3).
+TEST(CommReport, SavedRunIsReportedAgainByTheCli) {
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("greenctx-comm-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+       std::to_string(std::rand()));
+  std::filesystem::create_directories(dir);
+  const nlohmann::json env = {{"gpu", "NVIDIA H200"}, {"driver_version", "13.0"}};
+  std::ofstream(dir / "comm.json") << to_json(synthetic(), env).dump(1);
+  const std::string cli = std::getenv("GREENCTX_CLI") && *std::getenv("GREENCTX_CLI")
+                              ? std::getenv("GREENCTX_CLI")
+                              : GREENCTX_CLI_PATH;
+  const std::string cmd = "GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 '" + cli +
+                          "' bench --comm --from '" + (dir / "comm.json").string() + "' --svg '" +
+                          (dir / "comm.svg").string() + "' > '" + (dir / "out.md").string() +
+                          "' 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::stringstream out;
+  out << std::ifstream(dir / "out.md").rdbuf();
+  EXPECT_EQ(status, 0) << out.str();
+  EXPECT_NE(out.str().find("16 SMs suffice"), std::string::npos) << out.str();
+  EXPECT_TRUE(std::filesystem::exists(dir / "comm.svg"));
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -28,8 +28,7 @@ TEST(DeviceList, AllOneOrSeveral) {
 }
 
 TEST(DeviceList, RefusalsSayWhy) {
-  EXPECT_NE(refusal([] { parse_device_list("0,0", "t"); }).find("listed twice"),
-            std::string::npos);
+  EXPECT_NE(refusal([] { parse_device_list("0,0", "t"); }).find("listed twice"), std::string::npos);
   EXPECT_NE(refusal([] { parse_device_list(" 1", "t"); }).find("blanks around it"),
             std::string::npos);
   EXPECT_NE(refusal([] { parse_device_list("", "t"); }).find("empty"), std::string::npos);

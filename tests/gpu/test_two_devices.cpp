@@ -169,8 +169,7 @@ TEST_F(TwoDevices, CApiDescriptorFromTwoDevicesIsRefused) {
   for (int d = 0; d < 2; ++d) {
     ASSERT_EQ(cudaDeviceGetDevResource(d, &whole[d], cudaDevResourceTypeSm), cudaSuccess);
     unsigned n = 1;
-    ASSERT_EQ(cudaDevSmResourceSplitByCount(&piece[d], &n, &whole[d], nullptr, 0, 16),
-              cudaSuccess)
+    ASSERT_EQ(cudaDevSmResourceSplitByCount(&piece[d], &n, &whole[d], nullptr, 0, 16), cudaSuccess)
         << greenctxGetLastErrorMessage();
   }
   cudaDevResourceDesc_t desc = nullptr;

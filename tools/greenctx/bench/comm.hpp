@@ -81,12 +81,12 @@ struct results {
 /// max-ctas, partitioned), and what the GEMM keeps of its speed alone there.
 struct answer {
   std::size_t bytes = 0;
-  std::optional<unsigned> k;  ///< nullopt: no k measured came within the tolerance
-  double k_p50_us = 0;        ///< the all-reduce p50 at that k
-  std::string best_mode;      ///< the mode with the best p50
-  double best_p50_us = 0;     ///< its p50
-  double gemm_fraction = 0;   ///< GEMM TFLOP/s at that k / GEMM alone (0 when unknown)
-  std::string text;           ///< one line that says all this
+  std::optional<unsigned> k; ///< nullopt: no k measured came within the tolerance
+  double k_p50_us = 0;       ///< the all-reduce p50 at that k
+  std::string best_mode;     ///< the mode with the best p50
+  double best_p50_us = 0;    ///< its p50
+  double gemm_fraction = 0;  ///< GEMM TFLOP/s at that k / GEMM alone (0 when unknown)
+  std::string text;          ///< one line that says all this
 };
 
 /// One answer per size (pure: from the recorded samples).

@@ -106,7 +106,8 @@ child_result run_child(const run_config &cfg, const std::optional<unsigned> &max
   if (killed)
     out.ended = fmt::format("killed after {} s (raise it with --comm-timeout)", limit.count());
   else if (WIFSIGNALED(status))
-    out.ended = fmt::format("ended by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    out.ended =
+        fmt::format("ended by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   else if (WIFEXITED(status))
     out.exit_status = WEXITSTATUS(status);
   if (!text.empty())
@@ -164,9 +165,8 @@ int run_in_children(const plan &p, results &r, nlohmann::json &env,
       names += (names.empty() ? "" : ", ") + m.name();
     if (g > 0) // the first child says nothing before its checks pass (too few GPUs, no NCCL)
       log(fmt::format("child {}/{}: {}{}", g + 1, groups.size(), names,
-                      groups[g].max_ctas
-                          ? fmt::format(" (NCCL_MAX_CTAS={})", *groups[g].max_ctas)
-                          : ""));
+                      groups[g].max_ctas ? fmt::format(" (NCCL_MAX_CTAS={})", *groups[g].max_ctas)
+                                         : ""));
     const child_result c = run_child(cfg, groups[g].max_ctas, p.child_limit, log);
     std::string why;
     if (!c.json.is_object())

@@ -11,7 +11,7 @@ namespace greenctx::cli::bench::comm {
 
 /// A whole --comm run.
 struct plan {
-  run_config measure;                  ///< sizes, iterations, devices...; modes are set per child
+  run_config measure; ///< sizes, iterations, devices...; modes are set per child
   std::vector<unsigned> ks;
   double tolerance_percent = 10;
   std::chrono::seconds child_limit{600}; ///< a child still running then is killed

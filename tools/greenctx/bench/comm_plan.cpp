@@ -52,8 +52,8 @@ std::optional<mode> mode::from_name(std::string_view text) {
 }
 
 std::vector<mode> all_modes(const std::vector<unsigned> &ks) {
-  std::vector<mode> out = {{mode_kind::alone, 0}, {mode_kind::shared, 0},
-                           {mode_kind::shared_high, 0}};
+  std::vector<mode> out = {
+      {mode_kind::alone, 0}, {mode_kind::shared, 0}, {mode_kind::shared_high, 0}};
   for (unsigned k : ks)
     out.push_back({mode_kind::partitioned, k});
   for (unsigned k : ks)
@@ -96,12 +96,12 @@ std::vector<std::size_t> parse_sizes(std::string_view text) {
       reject(option, fmt::format("entry {} ('{}') is not a decimal whole number with a unit; {}",
                                  index, entry, example));
     if (*value > (max_bytes >> shift))
-      reject(option, fmt::format("entry {} ('{}') is more than 4 GiB: give 4 B to 4 GiB", index,
-                                 entry));
+      reject(option,
+             fmt::format("entry {} ('{}') is more than 4 GiB: give 4 B to 4 GiB", index, entry));
     const unsigned long long bytes = *value << shift;
     if (bytes < 4)
-      reject(option, fmt::format("entry {} ('{}') is less than 4 bytes: give 4 B to 4 GiB", index,
-                                 entry));
+      reject(option,
+             fmt::format("entry {} ('{}') is less than 4 bytes: give 4 B to 4 GiB", index, entry));
     if (bytes % 4 != 0)
       reject(option, fmt::format("entry {} ('{}') is not a multiple of 4 bytes: the all-reduce "
                                  "sums float elements of 4 bytes",

@@ -13,12 +13,14 @@
 namespace greenctx::cli::bench::comm {
 namespace {
 
-std::string us(double v) { return fmt::format("{:.1f}", v); }
+std::string us(double v) {
+  return fmt::format("{:.1f}", v);
+}
 
 // A field of the environment, "?" where it is missing (or the environment is not an object).
 std::string field(const nlohmann::json &env, const char *key) {
   return env.is_object() && env.contains(key) && env[key].is_string() ? env[key].get<std::string>()
-                                                                        : "?";
+                                                                      : "?";
 }
 
 std::string comm_sms_text(const point &p) {
@@ -49,22 +51,21 @@ std::string markdown(const results &r, const nlohmann::json &env) {
       field(env, "nccl_version"), field(env, "date"), r.iterations, r.warmup, r.gemm_n,
       r.gemm_alone_tflops);
   const std::vector<column> columns = {
-      {"mode", align::left},        {"all-reduce SMs", align::right},
-      {"p50 us", align::right},     {"p99 us", align::right},
-      {"busbw GB/s", align::right}, {"GEMM TFLOP/s", align::right},
+      {"mode", align::left},      {"all-reduce SMs", align::right}, {"p50 us", align::right},
+      {"p99 us", align::right},   {"busbw GB/s", align::right},     {"GEMM TFLOP/s", align::right},
       {"GEMM kept", align::right}};
   for (const std::size_t bytes : r.sizes) {
     std::vector<row> rows;
     for (const point *p : points_of(r, bytes)) {
       const std::string gemm =
           p->m.kind == mode_kind::alone ? "-" : fmt::format("{:.1f}", p->gemm_tflops);
-      const std::string kept = p->m.kind == mode_kind::alone || r.gemm_alone_tflops <= 0
-                                   ? "-"
-                                   : fmt::format("{:.0f}%", 100 * p->gemm_tflops /
-                                                                r.gemm_alone_tflops);
+      const std::string kept =
+          p->m.kind == mode_kind::alone || r.gemm_alone_tflops <= 0
+              ? "-"
+              : fmt::format("{:.0f}%", 100 * p->gemm_tflops / r.gemm_alone_tflops);
       if (p->allreduce_us.empty()) {
-        rows.push_back({p->m.name(), comm_sms_text(*p), "-", "-", "-", "-",
-                        "failed: " + p->failure});
+        rows.push_back(
+            {p->m.name(), comm_sms_text(*p), "-", "-", "-", "-", "failed: " + p->failure});
         continue;
       }
       const summary s = summarize(p->allreduce_us);
@@ -95,12 +96,9 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   j["gemm_alone_tflops"] = r.gemm_alone_tflops;
   j["points"] = nlohmann::json::array();
   for (const auto &p : r.points) {
-    nlohmann::json q = {{"mode", p.m.name()},
-                        {"bytes", p.bytes},
-                        {"gemm_tflops", p.gemm_tflops},
-                        {"comm_sms", p.comm_sms},
-                        {"failure", p.failure},
-                        {"allreduce_us", p.allreduce_us}};
+    nlohmann::json q = {{"mode", p.m.name()},           {"bytes", p.bytes},
+                        {"gemm_tflops", p.gemm_tflops}, {"comm_sms", p.comm_sms},
+                        {"failure", p.failure},         {"allreduce_us", p.allreduce_us}};
     if (!p.allreduce_us.empty()) {
       const summary s = summarize(p.allreduce_us);
       q["p50_us"] = s.p50;
@@ -171,13 +169,13 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
                                             "#2980b9", "#8e44ad", "#16a085", "#d35400",
                                             "#7f8c8d", "#f1c40f", "#34495e", "#e84393"};
   svg::document doc(width, height);
-  doc.heading("greenctx bench --comm: all-reduce next to a GEMM loop",
-              {fmt::format("{} GPUs ({}), driver CUDA {}, NCCL {}, {}", r.gpus,
-                           field(env, "gpu"), field(env, "driver_version"),
-                           field(env, "nccl_version"), field(env, "date")),
-               fmt::format("all-reduce p50 of {} iterations (log scale) and GEMM TFLOP/s per GPU, "
-                           "against message size",
-                           r.iterations)});
+  doc.heading(
+      "greenctx bench --comm: all-reduce next to a GEMM loop",
+      {fmt::format("{} GPUs ({}), driver CUDA {}, NCCL {}, {}", r.gpus, field(env, "gpu"),
+                   field(env, "driver_version"), field(env, "nccl_version"), field(env, "date")),
+       fmt::format("all-reduce p50 of {} iterations (log scale) and GEMM TFLOP/s per GPU, "
+                   "against message size",
+                   r.iterations)});
   if (r.sizes.empty() || r.points.empty()) {
     doc.text(left, top1 + 20, "no samples: nothing to plot", {"#c0392b"});
     return doc.finish();

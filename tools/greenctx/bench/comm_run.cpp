@@ -104,8 +104,8 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
     g.parts.reset();
     const auto primary = g.dev->primary_context();
     if (m.kind == mode_kind::partitioned) {
-      g.parts = std::make_unique<partition_set>(partition_set::create(
-          *g.dev, parse_partition_request(fmt::format("{},rest", m.k))));
+      g.parts = std::make_unique<partition_set>(
+          partition_set::create(*g.dev, parse_partition_request(fmt::format("{},rest", m.k))));
       g.comm_stream = g.parts->parts()[0].context.create_stream(stream_flags::non_blocking);
       g.gemm_stream = g.parts->parts()[1].context.create_stream(stream_flags::non_blocking);
     } else {
@@ -119,8 +119,7 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
 
 } // namespace
 
-nlohmann::json measure(const run_config &cfg,
-                       const std::function<void(const std::string &)> &log) {
+nlohmann::json measure(const run_config &cfg, const std::function<void(const std::string &)> &log) {
   const auto list = parse_device_list(cfg.devices, api);
   const driver_info drv = query_driver();
   const int count = device::count();
@@ -198,8 +197,8 @@ nlohmann::json measure(const run_config &cfg,
         comm_sms.push_back(g.parts->parts()[0].obtained());
     }
     for (const std::size_t bytes : cfg.sizes) {
-      nlohmann::json p = {{"mode", m.name()}, {"bytes", bytes},     {"gemm_tflops", 0.0},
-                          {"comm_sms", comm_sms}, {"failure", ""}, {"allreduce_us", {}}};
+      nlohmann::json p = {{"mode", m.name()},     {"bytes", bytes}, {"gemm_tflops", 0.0},
+                          {"comm_sms", comm_sms}, {"failure", ""},  {"allreduce_us", {}}};
       std::vector<double> samples;
       std::vector<std::unique_ptr<gemm_loop>> loops;
       if (m.kind != mode_kind::alone)

@@ -12,14 +12,14 @@ namespace greenctx::cli::bench::comm {
 
 /// What one measuring process does.
 struct run_config {
-  std::string devices = "all";   ///< --device: all, or ordinals (at least 2 GPUs)
+  std::string devices = "all"; ///< --device: all, or ordinals (at least 2 GPUs)
   std::vector<std::size_t> sizes;
-  std::vector<mode> modes;       ///< measured in this order, each at every size
-  unsigned iterations = 100;     ///< at least this many timed all-reduces per point
-  unsigned warmup = 10;          ///< untimed all-reduces first, per point
+  std::vector<mode> modes;               ///< measured in this order, each at every size
+  unsigned iterations = 100;             ///< at least this many timed all-reduces per point
+  unsigned warmup = 10;                  ///< untimed all-reduces first, per point
   std::chrono::milliseconds window{300}; ///< and at least this long, for the GEMM's rate
   unsigned gemm_n = 8192;
-  bool gemm_alone = false;       ///< also time the GEMM loop alone on all SMs
+  bool gemm_alone = false;             ///< also time the GEMM loop alone on all SMs
   std::chrono::seconds hang_limit{30}; ///< an all-reduce longer than this is reported as a hang
 };
 

@@ -106,12 +106,12 @@ const nccl_library &load_nccl() {
         return l;
     if (const std::string wheel = torch_wheel_nccl(); !wheel.empty() && try_path(wheel))
       return l;
-    l.failure = "NCCL could not be loaded (tried " + tried +
-                (tried.find("nvidia/nccl") == std::string::npos
-                     ? ", and python3 found no nvidia.nccl wheel"
-                     : "") +
-                "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's nvidia-nccl-cu12 "
-                "or torch's wheel has one under site-packages/nvidia/nccl/lib)";
+    l.failure =
+        "NCCL could not be loaded (tried " + tried +
+        (tried.find("nvidia/nccl") == std::string::npos ? ", and python3 found no nvidia.nccl wheel"
+                                                        : "") +
+        "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's nvidia-nccl-cu12 "
+        "or torch's wheel has one under site-packages/nvidia/nccl/lib)";
     return l;
   }();
   return lib;
