@@ -129,6 +129,32 @@ void add_failed(results &r, const std::vector<mode> &modes, const std::string &w
     }
 }
 
+// Adds a child's points to `r` (and, from the first child, the environment). Reads everything
+// before adding anything; throws nlohmann::json::exception on a malformed result.
+void read_points(const nlohmann::json &j, bool first, results &r, nlohmann::json &env) {
+  std::vector<point> points;
+  for (const auto &q : j.at("points")) {
+    point pt;
+    const auto m = mode::from_name(q.at("mode").get<std::string>());
+    if (!m)
+      throw nlohmann::json::other_error::create(501, "unknown mode " + q.at("mode").dump(), &q);
+    pt.m = *m;
+    pt.bytes = q.at("bytes").get<std::size_t>();
+    pt.gemm_tflops = q.at("gemm_tflops").get<double>();
+    pt.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
+    pt.failure = q.at("failure").get<std::string>();
+    pt.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
+    points.push_back(std::move(pt));
+  }
+  if (first) {
+    env = j.at("environment");
+    r.devices = env.at("devices").get<std::vector<int>>();
+    r.gpus = static_cast<int>(r.devices.size());
+    r.gemm_alone_tflops = j.value("gemm_alone_tflops", 0.0);
+  }
+  r.points.insert(r.points.end(), points.begin(), points.end());
+}
+
 } // namespace
 
 int run_in_children(const plan &p, results &r, nlohmann::json &env,
@@ -175,27 +201,18 @@ int run_in_children(const plan &p, results &r, nlohmann::json &env,
                 : "the child " + c.ended;
     else if (c.json.contains("error"))
       why = c.json["error"].get<std::string>();
-    if (c.json.is_object() && c.json.contains("points")) {
-      if (g == 0) {
-        env = c.json["environment"];
-        r.gpus = static_cast<int>(env["devices"].size());
-        r.devices = env["devices"].get<std::vector<int>>();
-        r.gemm_alone_tflops = c.json.value("gemm_alone_tflops", 0.0);
-      }
-      for (const auto &q : c.json["points"]) {
-        point pt;
-        pt.m = *mode::from_name(q.at("mode").get<std::string>());
-        pt.bytes = q.at("bytes").get<std::size_t>();
-        pt.gemm_tflops = q.at("gemm_tflops").get<double>();
-        pt.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
-        pt.failure = q.at("failure").get<std::string>();
-        pt.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
-        r.points.push_back(std::move(pt));
+    bool have_points = c.json.is_object() && c.json.contains("points");
+    if (have_points) {
+      try {
+        read_points(c.json, g == 0, r, env);
+      } catch (const nlohmann::json::exception &e) {
+        why = std::string("the child's result could not be read: ") + e.what();
+        have_points = false;
       }
     }
     if (why.empty())
       continue;
-    if (g == 0 && !(c.json.is_object() && c.json.contains("points"))) {
+    if (g == 0 && !have_points) {
       // Nothing could be measured at all (too few GPUs, no NCCL): the run ends with its reason.
       print_error(why);
       return c.json.is_object() ? c.json.value("exit", int{exit_cuda_error}) : exit_cuda_error;

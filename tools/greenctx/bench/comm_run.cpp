@@ -197,8 +197,9 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
         comm_sms.push_back(g.parts->parts()[0].obtained());
     }
     for (const std::size_t bytes : cfg.sizes) {
-      nlohmann::json p = {{"mode", m.name()},     {"bytes", bytes}, {"gemm_tflops", 0.0},
-                          {"comm_sms", comm_sms}, {"failure", ""},  {"allreduce_us", {}}};
+      nlohmann::json p = {{"mode", m.name()},   {"bytes", bytes},
+                          {"gemm_tflops", 0.0}, {"comm_sms", comm_sms},
+                          {"failure", ""},      {"allreduce_us", nlohmann::json::array()}};
       std::vector<double> samples;
       std::vector<std::unique_ptr<gemm_loop>> loops;
       if (m.kind != mode_kind::alone)
