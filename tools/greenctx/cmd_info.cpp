@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,19 +34,20 @@ nlohmann::json device_json(const driver_info &drv, const device &dev) {
   return j;
 }
 
-void print_device(const device &dev, int count, bool grain_from_driver) {
+// Appends one GPU's section to `out`.
+void print_device(std::string &out, const device &dev, int count, bool grain_from_driver) {
   const auto [major, minor] = dev.compute_capability();
   const sm_resource sms = dev.sms();
   const auto [least, greatest] = dev.stream_priority_range();
-  fmt::print("GPU {}/{}       {}, compute capability {}.{}, PCI {}\n", dev.ordinal(), count,
-             dev.name(), major, minor, dev.pci_bus_id());
-  fmt::print("SMs           {} (minimum partition {}, co-scheduling alignment {}; {})\n",
-             sms.sm_count(), sms.min_partition_size(), sms.coscheduled_alignment(),
-             grain_from_driver ? "reported by the driver"
-                               : "from the guide's table: this driver "
-                                 "does not report them");
-  fmt::print("Valid sizes   {}\n", valid_sizes_summary(sms.sm_count(), sms.grain()));
-  fmt::print("Priorities    {} (lowest) to {} (highest)\n", least, greatest);
+  out += fmt::format("GPU {}/{}       {}, compute capability {}.{}, PCI {}\n", dev.ordinal(), count,
+                     dev.name(), major, minor, dev.pci_bus_id());
+  out += fmt::format("SMs           {} (minimum partition {}, co-scheduling alignment {}; {})\n",
+                     sms.sm_count(), sms.min_partition_size(), sms.coscheduled_alignment(),
+                     grain_from_driver ? "reported by the driver"
+                                       : "from the guide's table: this driver "
+                                         "does not report them");
+  out += fmt::format("Valid sizes   {}\n", valid_sizes_summary(sms.sm_count(), sms.grain()));
+  out += fmt::format("Priorities    {} (lowest) to {} (highest)\n", least, greatest);
 }
 
 int run_info(const info_options &opt) {
@@ -86,29 +88,34 @@ int run_info(const info_options &opt) {
     return exit_ok;
   }
 
-  fmt::print("Driver        CUDA {} ({}); greenctx built with toolkit {}\n",
-             format_cuda_version(drv.version), drv.library, format_cuda_version(toolkit_version()));
-  fmt::print("GPUs          {} seen by the driver{}; shown: {}\n", count, visible_devices_note(),
-             join_ordinals(ordinals));
+  // Everything is read before anything is printed: a GPU that fails a query prints nothing.
+  std::string out;
+  out += fmt::format("Driver        CUDA {} ({}); greenctx built with toolkit {}\n",
+                     format_cuda_version(drv.version), drv.library,
+                     format_cuda_version(toolkit_version()));
+  out += fmt::format("GPUs          {} seen by the driver{}; shown: {}\n", count,
+                     visible_devices_note(), join_ordinals(ordinals));
   for (const auto &dev : devs) {
-    fmt::print("\n");
-    print_device(*dev, count, grain_from_driver);
+    out += "\n";
+    print_device(out, *dev, count, grain_from_driver);
   }
-  fmt::print("\n");
+  out += "\n";
   if (connections)
-    fmt::print("Work queues   CUDA_DEVICE_MAX_CONNECTIONS={} (from the environment)\n",
-               *connections);
+    out += fmt::format("Work queues   CUDA_DEVICE_MAX_CONNECTIONS={} (from the environment)\n",
+                       *connections);
   else
-    fmt::print(
+    out += fmt::format(
         "Work queues   CUDA_DEVICE_MAX_CONNECTIONS unset: the driver's default of 8 applies\n");
   if (drv[feature::workqueue_resources].status != availability::native)
-    fmt::print("              WorkqueueConfig resources (cuda_compat.h) are accepted and reported, "
-               "not provisioned\n              by this driver: every context shares these "
-               "queues\n");
-  fmt::print("\nFeature                 Native since  Here\n");
+    out += fmt::format(
+        "              WorkqueueConfig resources (cuda_compat.h) are accepted and reported, "
+        "not provisioned\n              by this driver: every context shares these "
+        "queues\n");
+  out += fmt::format("\nFeature                 Native since  Here\n");
   for (const auto &f : drv.features)
-    fmt::print("{:<23} {:<13} {}\n", f.name, format_cuda_version(f.introduced),
-               availability_description(f.status));
+    out += fmt::format("{:<23} {:<13} {}\n", f.name, format_cuda_version(f.introduced),
+                       availability_description(f.status));
+  std::fputs(out.c_str(), stdout);
   return exit_ok;
 }
 
