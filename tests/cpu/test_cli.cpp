@@ -282,6 +282,9 @@ const std::vector<number_option> &number_options() {
       {{"bench"}, "--memory-mib", "1024", {}},
       {{"bench"}, "--gemm-n", "8192", {}},
       {{"bench"}, "--rate-window-ms", "300", {}},
+      {{"bench", "--comm"}, "--tolerance", "10", {}},
+      {{"bench", "--comm"}, "--window-ms", "100", {}},
+      {{"bench", "--comm"}, "--comm-timeout", "60", {}},
   };
   return all;
 }
@@ -480,6 +483,65 @@ TEST(Cli, InfoNegativeDevice) {
 
 TEST(Cli, InfoDeviceNotANumber) {
   expect_error(run_cli({"info", "--device", "x"}), exit_usage);
+}
+
+// ---- several GPUs: --device all|N|LIST (info, verify, bench --comm) -----------------------------
+
+TEST(Cli, DeviceListsAreCheckedBeforeTheDriver) {
+  // Accepted lists get as far as the missing driver.
+  for (const char *good : {"all", "0", "0,1", "01,2", "0, 1"}) {
+    expect_error(run_cli({"info", "--device", good}), exit_no_driver);
+    expect_error(run_cli({"verify", "16,rest", "--device", good}), exit_no_driver);
+  }
+  for (const char *bad : {"0,0", "0x1", "1,-1", "0,", "", "any", "0;1", " 1"}) {
+    for (const std::vector<std::string> &cmd :
+         {std::vector<std::string>{"info"}, std::vector<std::string>{"verify", "16,rest"},
+          std::vector<std::string>{"bench", "--comm"}}) {
+      std::vector<std::string> args = cmd;
+      args.push_back(std::string("--device=") + bad);
+      const auto r = run_cli(args);
+      expect_error(r, exit_usage);
+      EXPECT_TRUE(contains(r.err, "--device")) << r;
+      EXPECT_FALSE(contains(r.err, "no NVIDIA driver")) << r;
+    }
+  }
+  const auto r = run_cli({"info", "--device", "1,1"});
+  EXPECT_TRUE(contains(r.err, "GPU 1 is listed twice")) << r;
+}
+
+TEST(Cli, InfoAndVerifyHelpSayAll) {
+  EXPECT_TRUE(contains(run_cli({"info", "--help"}).out, "all")) << run_cli({"info", "--help"});
+  EXPECT_TRUE(contains(run_cli({"verify", "--help"}).out, "all")) << run_cli({"verify", "--help"});
+}
+
+TEST(Cli, LatencyBenchTakesOneDevice) {
+  const auto r = run_cli({"bench", "--device", "0,1"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "one GPU")) << r;
+  EXPECT_TRUE(contains(r.err, "--comm")) << r;
+}
+
+TEST(Cli, CommBenchChecksItsListsBeforeTheDriver) {
+  auto r = run_cli({"bench", "--comm", "--sizes", "1M,3T"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--sizes")) << r;
+  EXPECT_TRUE(contains(r.err, "unit 'T'")) << r;
+  r = run_cli({"bench", "--comm", "--comm-sms", "8,8"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "listed twice")) << r;
+  r = run_cli({"bench", "--sizes", "1M"}); // a --comm option without --comm
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "add --comm")) << r;
+  r = run_cli({"bench", "--comm", "--check-targets"});
+  expect_error(r, exit_usage);
+  expect_error(run_cli({"bench", "--comm", "--tolerance", "0x10"}), exit_usage);
+}
+
+TEST(Cli, CommBenchWithoutDriver) {
+  // The measurement runs in child processes; their failure is the command's, said once.
+  const auto r = run_cli({"bench", "--comm", "--quick", "--quiet"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
 }
 
 // ---- no driver (exit 3) ------------------------------------------------------------------------

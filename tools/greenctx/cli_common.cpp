@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace greenctx::cli {
@@ -84,6 +85,87 @@ std::string format_us(double us) {
   if (us >= 1000.0)
     return fmt::format("{:.2f} ms", us / 1000.0);
   return fmt::format("{:.1f} us", us);
+}
+
+std::optional<std::vector<int>> parse_device_list(std::string_view text, const char *api) {
+  constexpr const char *example = "give all, or GPU ordinals separated by commas, e.g. 0 or 0,1";
+  const auto reject = [api](const std::string &message) {
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
+  };
+  if (trim_blanks(text).empty())
+    reject(fmt::format("the value is empty: {}", example));
+  // Blanks after a comma are fine ("0, 1"); around the whole value they are refused, as for every
+  // number on the command line (" 16" is not 16).
+  if (trim_blanks(text) != text)
+    reject(fmt::format("'{}' has blanks around it: {}", text, example));
+  if (text == "all")
+    return std::nullopt;
+  std::vector<int> ordinals;
+  unsigned index = 0;
+  for (const std::string_view item : list_entries(text)) {
+    ++index;
+    constexpr unsigned long long max_ordinal = std::numeric_limits<int>::max();
+    if (item.empty())
+      reject(fmt::format("entry {} of '{}' is empty: {}", index, text, example));
+    if (const std::string why = decimal_problem(item, 0, max_ordinal); !why.empty())
+      reject(fmt::format("entry {}: {}; {}", index, why, example));
+    const int ordinal = static_cast<int>(*read_decimal(item, max_ordinal));
+    for (std::size_t j = 0; j < ordinals.size(); ++j)
+      if (ordinals[j] == ordinal)
+        reject(fmt::format("GPU {} is listed twice (entries {} and {}): name each GPU once",
+                           ordinal, j + 1, index));
+    ordinals.push_back(ordinal);
+  }
+  return ordinals;
+}
+
+std::string visible_devices_note() {
+  const char *v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v)
+    return {};
+  return fmt::format(" (CUDA_VISIBLE_DEVICES={}: ordinals count the GPUs it leaves visible)", v);
+}
+
+std::vector<int> resolve_device_list(const std::optional<std::vector<int>> &list, int count,
+                                     const char *api) {
+  if (count <= 0)
+    throw error(CUDA_ERROR_NO_DEVICE, api,
+                "the driver sees no GPU" + visible_devices_note() + ": nothing to run on");
+  std::vector<int> ordinals;
+  if (!list) {
+    for (int d = 0; d < count; ++d)
+      ordinals.push_back(d);
+    return ordinals;
+  }
+  for (int d : *list)
+    if (d >= count)
+      throw request_error(
+          CUDA_ERROR_INVALID_DEVICE, api,
+          fmt::format("--device {}: the driver sees {} GPU{} ({}){}; name those, or all",
+                      d, count, count == 1 ? "" : "s",
+                      count == 1 ? "ordinal 0" : fmt::format("ordinals 0 to {}", count - 1),
+                      visible_devices_note()));
+  return *list;
+}
+
+CLI::Validator device_list_check(const char *api) {
+  return CLI::Validator(
+      [api](std::string &value) -> std::string {
+        try {
+          parse_device_list(value, api);
+        } catch (const request_error &e) {
+          return e.what();
+        }
+        return {};
+      },
+      "all|LIST");
+}
+
+std::string join_ordinals(const std::vector<int> &ordinals) {
+  std::string out;
+  for (int x : ordinals)
+    out += (out.empty() ? "" : ",") + std::to_string(x);
+  return out;
 }
 
 } // namespace greenctx::cli

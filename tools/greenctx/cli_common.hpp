@@ -11,6 +11,8 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace greenctx::cli {
 
@@ -60,6 +62,28 @@ template <class T> CLI::Validator decimal_for(unsigned long long min = 0) {
   return decimal(min, static_cast<unsigned long long>(std::numeric_limits<T>::max()),
                  min == 0 ? std::string() : "at least " + std::to_string(min));
 }
+
+/// `--device all|N|N,M`: "all" gives nullopt (every GPU the driver sees), else GPU ordinals in
+/// decimal separated by commas, each named once. Throws request_error (exit_usage) naming `api`,
+/// with a message that says what is wrong and what would work. Needs no driver.
+std::optional<std::vector<int>> parse_device_list(std::string_view text, const char *api);
+
+/// The ordinals `list` names (every ordinal below `count` when nullopt), each checked against the
+/// `count` GPUs the driver sees. Throws error(CUDA_ERROR_NO_DEVICE) when `count` is 0, and
+/// request_error(CUDA_ERROR_INVALID_DEVICE) naming the ordinal, the valid ones and
+/// CUDA_VISIBLE_DEVICES when it is set, when an ordinal is not below `count`.
+std::vector<int> resolve_device_list(const std::optional<std::vector<int>> &list, int count,
+                                     const char *api);
+
+/// A CLI11 check of `--device all|LIST` (parse_device_list), so that bad lists exit with
+/// exit_usage in the parse, before any driver call.
+CLI::Validator device_list_check(const char *api);
+
+/// " (CUDA_VISIBLE_DEVICES=...: ...)" when it is set, else empty: for messages about ordinals.
+std::string visible_devices_note();
+
+/// "0,1,3".
+std::string join_ordinals(const std::vector<int> &ordinals);
 
 /// "3.0 us" / "1.25 ms" for a duration in microseconds.
 std::string format_us(double us);

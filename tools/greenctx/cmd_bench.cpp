@@ -1,5 +1,7 @@
 // greenctx bench: latency isolation under contention, measured like a benchmark tool.
 #include "bench/clocks.hpp"
+#include "bench/comm.hpp"
+#include "bench/comm_children.hpp"
 #include "bench/cublas.hpp"
 #include "bench/engine.hpp"
 #include "bench/report.hpp"
@@ -22,6 +24,12 @@ struct bench_options {
   std::string background = "spin", critical = "kernel";
   output_options output;
   bool quiet = false, check_targets = false;
+  std::string devices;            ///< --device as typed; empty: 0, or all with --comm
+  // --comm: the all-reduce next to a GEMM loop
+  bool comm = false, quick = false;
+  std::string sizes, comm_sms;    ///< empty: the defaults
+  unsigned tolerance = 10, comm_timeout = 600, window_ms = 0;
+  bool samples_given = false, warmup_given = false;
 };
 
 constexpr const char *api = "greenctx bench";
@@ -40,7 +48,68 @@ int report(const bench_options &opt, const bench::results &r, const nlohmann::js
   return exit_ok;
 }
 
+int report_comm(const bench_options &opt, const bench::comm::results &r,
+                const nlohmann::json &env) {
+  const std::string md = bench::comm::markdown(r, env);
+  std::fputs(md.c_str(), stdout);
+  write_outputs(api, opt.output,
+                {[&] { return md; }, [&] { return bench::comm::to_json(r, env).dump(1) + "\n"; },
+                 [&] { return bench::comm::to_csv(r); },
+                 [&] { return bench::comm::to_svg(r, env); }});
+  return exit_ok;
+}
+
+// --comm: everything is checked here, then measured in child processes (comm_children.hpp), so
+// this process never starts the driver.
+int run_comm(const bench_options &opt) {
+  namespace comm = bench::comm;
+  if (!opt.output.from.empty())
+    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+      return report_comm(opt, comm::from_json(j), j.at("environment"));
+    });
+  if (opt.check_targets)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "--check-targets has no targets with --comm: leave it out");
+  comm::plan p;
+  p.measure.devices = opt.devices.empty() ? "all" : opt.devices;
+  parse_device_list(p.measure.devices, api); // refused here, before any child starts
+  p.measure.sizes = opt.sizes.empty() ? comm::default_sizes(opt.quick) : comm::parse_sizes(opt.sizes);
+  p.ks = !opt.comm_sms.empty() ? comm::parse_sm_counts(opt.comm_sms)
+         : opt.quick           ? std::vector<unsigned>{8, 16, 32}
+                               : std::vector<unsigned>{8, 16, 24, 32, 48};
+  p.measure.iterations = opt.samples_given ? opt.cfg.samples : (opt.quick ? 20 : 200);
+  p.measure.warmup = opt.warmup_given ? opt.cfg.warmup : (opt.quick ? 3 : 10);
+  p.measure.window =
+      std::chrono::milliseconds(opt.window_ms ? opt.window_ms : (opt.quick ? 100 : 300));
+  p.measure.gemm_n = opt.cfg.gemm_n;
+  p.tolerance_percent = opt.tolerance;
+  p.child_limit = std::chrono::seconds(opt.comm_timeout);
+  check_output_paths(api, opt.output);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench --comm: %s\n", line.c_str());
+  };
+  comm::results r;
+  nlohmann::json env;
+  if (const int code = comm::run_in_children(p, r, env, progress); code != exit_ok)
+    return code;
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  return report_comm(opt, r, env);
+}
+
 int run_bench(bench_options opt) {
+  if (opt.comm)
+    return run_comm(opt);
+  if (!opt.devices.empty()) {
+    const auto list = parse_device_list(opt.devices, api);
+    if (!list || list->size() != 1)
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "--device " + opt.devices +
+                              ": the latency bench runs on one GPU: give one ordinal (e.g. 0), "
+                              "or add --comm for the all-reduce bench over several GPUs");
+    opt.cfg.device = list->front();
+  }
   auto &cfg = opt.cfg;
   cfg.background = opt.background == "memory" ? bench::background_kind::memory
                    : opt.background == "gemm" ? bench::background_kind::gemm
@@ -91,7 +160,10 @@ void add_bench(CLI::App &app, action &run) {
       "bench", "Measure a critical workload's latency while a background workload fills the GPU, "
                "under several placements (shared, priority, green contexts, and the trap of "
                "background work left in the primary context), and the background's throughput");
-  add_device_option(*cmd, opt->cfg.device);
+  cmd->add_option("-d,--device", opt->devices,
+                  "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
+                  "by commas, at least two")
+      ->check(device_list_check(api));
   cmd->add_option("--background", opt->background,
                   "Background workload: spin (compute-bound blocks of fixed duration), memory "
                   "(streaming copy) or gemm (cuBLAS bf16 GEMM loop)")
@@ -149,10 +221,48 @@ void add_bench(CLI::App &app, action &run) {
       {"Write everything, raw samples included, to this file", "Write the raw samples to this file",
        "Write a plot to this file", "Write the report to this file too",
        "Measure nothing: report a run saved with --json again (tables, --csv, --svg)"});
+  cmd->add_flag("--comm", opt->comm,
+                "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "
+                "to a cuBLAS GEMM loop, on a k-SM green context with the GEMM on the rest, against "
+                "sharing all SMs (equal and high priority) and NCCL_MAX_CTAS=k; says per message "
+                "size how many SMs the all-reduce needs. Uses --device, --samples, --warmup, "
+                "--gemm-n and the output options");
+  cmd->add_flag("--quick", opt->quick,
+                "With --comm: a short run (3 sizes, k in 8,16,32, 20 samples) unless lists are "
+                "given");
+  cmd->add_option("--sizes", opt->sizes,
+                  "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
+                  "1M,16M,1G (default 1M to 1G in powers of 4)");
+  cmd->add_option("--comm-sms", opt->comm_sms,
+                  "With --comm: the k values, SM counts of the all-reduce's green context and "
+                  "NCCL_MAX_CTAS limits (default 8,16,24,32,48)");
+  cmd->add_option("--tolerance", opt->tolerance,
+                  "With --comm: the answer is the smallest k whose all-reduce p50 is within this "
+                  "many percent of the best mode's")
+      ->transform(decimal(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--window-ms", opt->window_ms,
+                  "With --comm: each point runs at least this long, for the GEMM's rate (default "
+                  "300, 100 with --quick)")
+      ->transform(decimal(1, 600000));
+  cmd->add_option("--comm-timeout", opt->comm_timeout,
+                  "With --comm: seconds after which a child process still measuring is killed "
+                  "(its points are reported as failed)")
+      ->transform(decimal(1, 86400))
+      ->capture_default_str();
   cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
-  cmd->callback([opt, &run] { run = [opt] { return run_bench(*opt); }; });
+  cmd->callback([opt, cmd, &run] {
+    opt->samples_given = cmd->get_option("--samples")->count() > 0;
+    opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
+    if (!opt->comm)
+      for (const char *name : {"--quick", "--sizes", "--comm-sms", "--tolerance", "--window-ms",
+                               "--comm-timeout"})
+        if (cmd->get_option(name)->count() > 0)
+          throw CLI::ValidationError(name, "is an option of --comm: add --comm, or leave it out");
+    run = [opt] { return run_bench(*opt); };
+  });
 }
 
 } // namespace greenctx::cli

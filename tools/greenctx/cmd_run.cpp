@@ -35,51 +35,8 @@ struct run_options {
   std::vector<std::string> command;
 };
 
-// --device: "all" (nullopt), or GPU ordinals in decimal separated by commas, each once. Throws
-// request_error with a message that follows "--device: ".
 std::optional<std::vector<int>> parse_devices(std::string_view text) {
-  constexpr const char *example = "give all, or GPU ordinals separated by commas, e.g. 0 or 0,1";
-  const auto reject = [](const std::string &message) {
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
-  };
-  if (trim_blanks(text) == "all")
-    return std::nullopt;
-  if (trim_blanks(text).empty())
-    reject(fmt::format("the value is empty: {}", example));
-  std::vector<int> ordinals;
-  unsigned index = 0;
-  for (const std::string_view item : list_entries(text)) {
-    ++index;
-    constexpr unsigned long long max_ordinal = std::numeric_limits<int>::max();
-    if (item.empty())
-      reject(fmt::format("entry {} of '{}' is empty: {}", index, text, example));
-    if (const std::string why = decimal_problem(item, 0, max_ordinal); !why.empty())
-      reject(fmt::format("entry {}: {}; {}", index, why, example));
-    const int ordinal = static_cast<int>(*read_decimal(item, max_ordinal));
-    for (std::size_t j = 0; j < ordinals.size(); ++j)
-      if (ordinals[j] == ordinal)
-        reject(fmt::format("GPU {} is listed twice (entries {} and {}): name each GPU once",
-                           ordinal, j + 1, index));
-    ordinals.push_back(ordinal);
-  }
-  return ordinals;
-}
-
-std::string join(const std::vector<int> &v) {
-  std::string out;
-  for (int x : v)
-    out += (out.empty() ? "" : ",") + std::to_string(x);
-  return out;
-}
-
-// " (CUDA_VISIBLE_DEVICES=...: ...)" when it is set, for messages about ordinals.
-std::string visible_devices_note() {
-  const char *v = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!v)
-    return {};
-  return fmt::format(" (CUDA_VISIBLE_DEVICES={}: ordinals count the GPUs it leaves visible, and "
-                     "the program sees the same ones)",
-                     v);
+  return parse_device_list(text, api);
 }
 
 // With the driver, in the check child: every device to confine exists and --sms is a size a
@@ -136,7 +93,7 @@ int run_run(const run_options &opt) {
   const split_flags flags =
       opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
   set(protocol::env_sms, std::to_string(opt.sms));
-  set(protocol::env_devices, devices ? join(*devices) : "all");
+  set(protocol::env_devices, devices ? join_ordinals(*devices) : "all");
   set(protocol::env_split_flags, std::to_string(static_cast<unsigned>(flags))); // CUDA's bits
   if (opt.strict)
     set(protocol::env_strict, "1");
@@ -174,16 +131,7 @@ void add_run(CLI::App &app, action &run) {
                   "GPUs to confine: all (every GPU the program sees), or ordinals in decimal "
                   "separated by commas (e.g. 0,1), as the program numbers them under "
                   "CUDA_VISIBLE_DEVICES. The program's work on other GPUs runs on all their SMs")
-      ->check(CLI::Validator(
-          [](std::string &value) -> std::string {
-            try {
-              parse_devices(value);
-            } catch (const request_error &e) {
-              return e.what();
-            }
-            return {};
-          },
-          "all|LIST"))
+      ->check(device_list_check(api))
       ->capture_default_str();
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");

@@ -13,9 +13,11 @@
 namespace greenctx::cli {
 namespace {
 
+constexpr const char *api = "greenctx verify";
+
 struct verify_options {
   std::string split;
-  int device = 0;
+  std::string devices = "0";
   bool json = false;
   bool ignore_coscheduling = false;
   unsigned blocks_per_sm = 8;
@@ -35,20 +37,9 @@ std::string plan_summary(const partition_plan &plan) {
   return s;
 }
 
-int run_verify(const verify_options &opt) {
-  // Malformed input is rejected before the driver is touched.
-  const partition_request request = parse_partition_request(opt.split);
-  if (opt.blocks_per_sm == 0)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx verify",
-                        "--blocks-per-sm must be at least 1");
-  const driver_info drv = query_driver();
-  const device dev(opt.device);
-  const split_flags flags =
-      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  const partition_set set = partition_set::create(dev, request, flags);
-  if (!opt.json)
-    return print_verification(dev, set, request, opt.blocks_per_sm);
-
+// The JSON of one device's verification (the single-device shape of earlier versions).
+nlohmann::json verify_json(const driver_info &drv, const device &dev, const partition_set &set,
+                           const partition_request &request, const verify_options &opt) {
   const verify_report report = verify_partitions(dev, set, opt.blocks_per_sm);
   nlohmann::json j;
   j["environment"] = environment_json(drv, dev);
@@ -75,8 +66,52 @@ int run_verify(const verify_options &opt) {
   j["violations"] = report.violations;
   j["notes"] = report.notes;
   j["ok"] = report.ok();
+  return j;
+}
+
+int run_verify(const verify_options &opt) {
+  // Malformed input is rejected before the driver is touched.
+  const partition_request request = parse_partition_request(opt.split);
+  if (opt.blocks_per_sm == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, "--blocks-per-sm must be at least 1");
+  const auto list = parse_device_list(opt.devices, api);
+  const driver_info drv = query_driver();
+  const std::vector<int> ordinals = resolve_device_list(list, device::count(), api);
+  const split_flags flags =
+      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
+  // Every device's partitions are made before any is probed, so that a request one GPU cannot
+  // meet is refused (exit 2) before anything runs.
+  std::vector<std::unique_ptr<device>> devs;
+  std::vector<partition_set> sets;
+  for (int d : ordinals) {
+    devs.push_back(std::make_unique<device>(d));
+    sets.push_back(partition_set::create(*devs.back(), request, flags));
+  }
+  int failed = 0;
+  if (!opt.json) {
+    for (std::size_t i = 0; i < devs.size(); ++i) {
+      if (i > 0)
+        fmt::print("\n");
+      if (print_verification(*devs[i], sets[i], request, opt.blocks_per_sm) != exit_ok)
+        ++failed;
+    }
+    if (devs.size() > 1)
+      fmt::print("\n{}: {} of {} GPUs ({}) passed\n", failed ? "FAILED" : "OK",
+                 devs.size() - failed, devs.size(), join_ordinals(ordinals));
+    return failed ? exit_check_failed : exit_ok;
+  }
+  // The first GPU keeps the single-device shape at the top level; `devices` has every GPU's.
+  nlohmann::json all = nlohmann::json::array();
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    all.push_back(verify_json(drv, *devs[i], sets[i], request, opt));
+    if (!all.back()["ok"].get<bool>())
+      ++failed;
+  }
+  nlohmann::json j = all.front();
+  j["devices"] = all;
+  j["ok"] = failed == 0;
   std::cout << j.dump(2) << "\n";
-  return report.ok() ? exit_ok : exit_check_failed;
+  return failed ? exit_check_failed : exit_ok;
 }
 
 } // namespace
@@ -139,7 +174,11 @@ void add_verify(CLI::App &app, action &run) {
                   "SM counts separated by commas, optionally ending in 'rest' (e.g. 16,rest or "
                   "8,8,rest)")
       ->required();
-  add_device_option(*cmd, opt->device);
+  cmd->add_option("-d,--device", opt->devices,
+                  "GPUs to verify: an ordinal in decimal, ordinals separated by commas (e.g. 0,1), "
+                  "or all (every GPU the driver sees); each is verified in turn")
+      ->check(device_list_check(api))
+      ->capture_default_str();
   cmd->add_flag("--json", opt->json, "Print JSON instead of text");
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");

@@ -1,0 +1,226 @@
+#include "bench/comm_children.hpp"
+#include "cli_common.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace greenctx::cli::bench::comm {
+namespace {
+
+struct child_result {
+  nlohmann::json json; ///< null when the child sent nothing readable
+  std::string ended;   ///< how it ended when not with exit status 0
+  int exit_status = -1;
+};
+
+// In the child: measure, send the JSON through `fd`, and leave without running destructors (the
+// measurement already released what it could; after a hang nothing more can be released).
+[[noreturn]] void child_main(int fd, const run_config &cfg, const std::optional<unsigned> &max_ctas,
+                             const std::function<void(const std::string &)> &log) {
+  if (max_ctas)
+    setenv("NCCL_MAX_CTAS", std::to_string(*max_ctas).c_str(), 1);
+  else
+    unsetenv("NCCL_MAX_CTAS");
+  nlohmann::json j;
+  int code = exit_ok;
+  try {
+    j = measure(cfg, log);
+  } catch (const error &e) {
+    code = exit_code_for(e);
+    j = {{"error", e.what()}, {"exit", code}};
+  } catch (const std::exception &e) {
+    code = exit_cuda_error;
+    j = {{"error", std::string("unexpected error: ") + e.what()}, {"exit", code}};
+  }
+  const std::string text = j.dump();
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<std::size_t>(n);
+  }
+  close(fd);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
+child_result run_child(const run_config &cfg, const std::optional<unsigned> &max_ctas,
+                       std::chrono::seconds limit,
+                       const std::function<void(const std::string &)> &log) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, "greenctx bench --comm",
+                std::string("pipe failed: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, "greenctx bench --comm",
+                std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    child_main(fds[1], cfg, max_ctas, log);
+  }
+  close(fds[1]);
+  child_result out;
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool killed = false;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready <= 0)
+      continue;
+    char buf[65536];
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (killed)
+    out.ended = fmt::format("killed after {} s (raise it with --comm-timeout)", limit.count());
+  else if (WIFSIGNALED(status))
+    out.ended =
+        fmt::format("ended by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else if (WIFEXITED(status))
+    out.exit_status = WEXITSTATUS(status);
+  if (!text.empty())
+    out.json = nlohmann::json::parse(text, nullptr, false);
+  if (out.json.is_discarded())
+    out.json = nullptr;
+  return out;
+}
+
+// The points of a child that failed before or while measuring: one per size, with the reason.
+void add_failed(results &r, const std::vector<mode> &modes, const std::string &why) {
+  for (const mode &m : modes)
+    for (const std::size_t b : r.sizes) {
+      bool have = false;
+      for (const auto &p : r.points)
+        have = have || (p.m == m && p.bytes == b);
+      if (!have)
+        r.points.push_back({m, b, {}, 0, {}, why});
+    }
+}
+
+// Adds a child's points to `r` (and, from the first child, the environment). Reads everything
+// before adding anything; throws nlohmann::json::exception on a malformed result.
+void read_points(const nlohmann::json &j, bool first, results &r, nlohmann::json &env) {
+  std::vector<point> points;
+  for (const auto &q : j.at("points")) {
+    point pt;
+    const auto m = mode::from_name(q.at("mode").get<std::string>());
+    if (!m)
+      throw nlohmann::json::other_error::create(501, "unknown mode " + q.at("mode").dump(), &q);
+    pt.m = *m;
+    pt.bytes = q.at("bytes").get<std::size_t>();
+    pt.gemm_tflops = q.at("gemm_tflops").get<double>();
+    pt.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
+    pt.failure = q.at("failure").get<std::string>();
+    pt.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
+    points.push_back(std::move(pt));
+  }
+  if (first) {
+    env = j.at("environment");
+    r.devices = env.at("devices").get<std::vector<int>>();
+    r.gpus = static_cast<int>(r.devices.size());
+    r.gemm_alone_tflops = j.value("gemm_alone_tflops", 0.0);
+  }
+  r.points.insert(r.points.end(), points.begin(), points.end());
+}
+
+} // namespace
+
+int run_in_children(const plan &p, results &r, nlohmann::json &env,
+                    const std::function<void(const std::string &)> &log) {
+  setenv("NCCL_NVLS_ENABLE", "0", 0); // NVLink multicast off unless the caller chose
+  if (const char *v = std::getenv("NCCL_MAX_CTAS"))
+    log(fmt::format("NCCL_MAX_CTAS={} in the environment is ignored: the max-ctas modes set it, "
+                    "the others unset it",
+                    v));
+  r.ks = p.ks;
+  r.sizes = p.measure.sizes;
+  r.iterations = p.measure.iterations;
+  r.warmup = p.measure.warmup;
+  r.gemm_n = p.measure.gemm_n;
+  r.tolerance_percent = p.tolerance_percent;
+
+  struct group {
+    std::vector<mode> modes;
+    std::optional<unsigned> max_ctas;
+  };
+  std::vector<group> groups = {
+      {{{mode_kind::alone, 0}, {mode_kind::shared, 0}, {mode_kind::shared_high, 0}}, {}}};
+  for (unsigned k : p.ks)
+    groups.push_back({{{mode_kind::partitioned, k}}, {}});
+  for (unsigned k : p.ks)
+    groups.push_back({{{mode_kind::max_ctas, k}}, k});
+
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    run_config cfg = p.measure;
+    cfg.modes = groups[g].modes;
+    cfg.gemm_alone = g == 0;
+    std::string names;
+    for (const auto &m : cfg.modes)
+      names += (names.empty() ? "" : ", ") + m.name();
+    if (g > 0) // the first child says nothing before its checks pass (too few GPUs, no NCCL)
+      log(fmt::format("child {}/{}: {}{}", g + 1, groups.size(), names,
+                      groups[g].max_ctas ? fmt::format(" (NCCL_MAX_CTAS={})", *groups[g].max_ctas)
+                                         : ""));
+    const child_result c = run_child(cfg, groups[g].max_ctas, p.child_limit, log);
+    std::string why;
+    if (!c.json.is_object())
+      why = c.ended.empty()
+                ? fmt::format("the child sent no result (exit status {})", c.exit_status)
+                : "the child " + c.ended;
+    else if (c.json.contains("error"))
+      why = c.json["error"].get<std::string>();
+    bool have_points = c.json.is_object() && c.json.contains("points");
+    if (have_points) {
+      try {
+        read_points(c.json, g == 0, r, env);
+      } catch (const nlohmann::json::exception &e) {
+        why = std::string("the child's result could not be read: ") + e.what();
+        have_points = false;
+      }
+    }
+    if (why.empty())
+      continue;
+    if (g == 0 && !have_points) {
+      // Nothing could be measured at all (too few GPUs, no NCCL): the run ends with its reason.
+      print_error(why);
+      return c.json.is_object() ? c.json.value("exit", int{exit_cuda_error}) : exit_cuda_error;
+    }
+    log("failed: " + why);
+    add_failed(r, groups[g].modes, why);
+  }
+  return exit_ok;
+}
+
+} // namespace greenctx::cli::bench::comm

@@ -1,0 +1,215 @@
+// greenctx bench --comm: modes, the --sizes and --comm-sms lists, and the answers (pure code).
+#include "bench/comm.hpp"
+#include "report/stats.hpp"
+
+#include <greenctx/plan/decimal.hpp>
+#include <greenctx/plan/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace greenctx::cli::bench::comm {
+namespace {
+
+[[noreturn]] void reject(const std::string &option, const std::string &message) {
+  throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx bench --comm", option + ": " + message);
+}
+
+} // namespace
+
+std::string mode::name() const {
+  switch (kind) {
+  case mode_kind::alone:
+    return "alone";
+  case mode_kind::partitioned:
+    return fmt::format("green-{}", k);
+  case mode_kind::shared:
+    return "shared";
+  case mode_kind::shared_high:
+    return "shared-high";
+  case mode_kind::max_ctas:
+    return fmt::format("max-ctas-{}", k);
+  }
+  return "?";
+}
+
+std::optional<mode> mode::from_name(std::string_view text) {
+  if (text == "alone")
+    return mode{mode_kind::alone, 0};
+  if (text == "shared")
+    return mode{mode_kind::shared, 0};
+  if (text == "shared-high")
+    return mode{mode_kind::shared_high, 0};
+  for (const auto &[prefix, kind] : {std::pair{std::string_view("green-"), mode_kind::partitioned},
+                                     std::pair{std::string_view("max-ctas-"), mode_kind::max_ctas}})
+    if (text.substr(0, prefix.size()) == prefix) {
+      const auto k = read_decimal(text.substr(prefix.size()), 4096);
+      if (k && *k > 0)
+        return mode{kind, static_cast<unsigned>(*k)};
+    }
+  return std::nullopt;
+}
+
+std::vector<mode> all_modes(const std::vector<unsigned> &ks) {
+  std::vector<mode> out = {
+      {mode_kind::alone, 0}, {mode_kind::shared, 0}, {mode_kind::shared_high, 0}};
+  for (unsigned k : ks)
+    out.push_back({mode_kind::partitioned, k});
+  for (unsigned k : ks)
+    out.push_back({mode_kind::max_ctas, k});
+  return out;
+}
+
+std::vector<std::size_t> parse_sizes(std::string_view text) {
+  constexpr const char *option = "--sizes";
+  constexpr const char *example =
+      "give byte counts separated by commas, with an optional unit K, M or G (KiB, MiB, GiB), "
+      "e.g. 1M,16M,256M,1G";
+  if (trim_blanks(text).empty())
+    reject(option, fmt::format("the list is empty: {}", example));
+  std::vector<std::size_t> out;
+  unsigned index = 0;
+  for (const std::string_view entry : list_entries(text)) {
+    ++index;
+    if (entry.empty())
+      reject(option, fmt::format("entry {} of '{}' is empty: {}", index, text, example));
+    const std::size_t digits = entry.find_first_not_of("0123456789");
+    const std::string_view number = entry.substr(0, digits);
+    const std::string_view unit = digits == entry.npos ? "" : entry.substr(digits);
+    unsigned shift = 0;
+    if (unit.empty() || unit == "B")
+      shift = 0;
+    else if (unit == "K" || unit == "KiB")
+      shift = 10;
+    else if (unit == "M" || unit == "MiB")
+      shift = 20;
+    else if (unit == "G" || unit == "GiB")
+      shift = 30;
+    else
+      reject(option, fmt::format("entry {} ('{}'): the unit '{}' is not one of K, KiB, M, MiB, G, "
+                                 "GiB (binary units); {}",
+                                 index, entry, unit, example));
+    constexpr unsigned long long max_bytes = 4ull << 30;
+    const auto value = read_decimal(number, max_bytes);
+    if (number.empty() || !value)
+      reject(option, fmt::format("entry {} ('{}') is not a decimal whole number with a unit; {}",
+                                 index, entry, example));
+    if (*value > (max_bytes >> shift))
+      reject(option,
+             fmt::format("entry {} ('{}') is more than 4 GiB: give 4 B to 4 GiB", index, entry));
+    const unsigned long long bytes = *value << shift;
+    if (bytes < 4)
+      reject(option,
+             fmt::format("entry {} ('{}') is less than 4 bytes: give 4 B to 4 GiB", index, entry));
+    if (bytes % 4 != 0)
+      reject(option, fmt::format("entry {} ('{}') is not a multiple of 4 bytes: the all-reduce "
+                                 "sums float elements of 4 bytes",
+                                 index, entry));
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (out[j] == bytes)
+        reject(option, fmt::format("{} is listed twice (entries {} and {}): name each size once",
+                                   format_bytes(bytes), j + 1, index));
+    out.push_back(static_cast<std::size_t>(bytes));
+  }
+  return out;
+}
+
+std::vector<unsigned> parse_sm_counts(std::string_view text) {
+  constexpr const char *option = "--comm-sms";
+  constexpr const char *example = "give SM counts in decimal separated by commas, e.g. 8,16,32";
+  if (trim_blanks(text).empty())
+    reject(option, fmt::format("the list is empty: {}", example));
+  std::vector<unsigned> out;
+  unsigned index = 0;
+  for (const std::string_view entry : list_entries(text)) {
+    ++index;
+    if (const std::string why = decimal_problem(entry, 1, 4096); !why.empty())
+      reject(option, fmt::format("entry {}: {}; {}", index, why, example));
+    const auto k = static_cast<unsigned>(*read_decimal(entry, 4096));
+    for (std::size_t j = 0; j < out.size(); ++j)
+      if (out[j] == k)
+        reject(option, fmt::format("{} is listed twice (entries {} and {}): name each count once",
+                                   k, j + 1, index));
+    out.push_back(k);
+  }
+  return out;
+}
+
+std::vector<std::size_t> default_sizes(bool quick) {
+  if (quick)
+    return {std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{256} << 20};
+  std::vector<std::size_t> out;
+  for (std::size_t b = std::size_t{1} << 20; b <= (std::size_t{1} << 30); b *= 4)
+    out.push_back(b);
+  return out;
+}
+
+std::string format_bytes(std::size_t bytes) {
+  static constexpr const char *units[] = {"B", "KiB", "MiB", "GiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g} {}", v, units[u]);
+}
+
+double bus_bandwidth_gbs(std::size_t bytes, double microseconds, int gpus) {
+  if (microseconds <= 0 || gpus < 1)
+    return 0;
+  const double algbw = static_cast<double>(bytes) / (microseconds * 1e-6) / 1e9;
+  return algbw * 2.0 * (gpus - 1) / gpus;
+}
+
+std::vector<answer> answers(const results &r) {
+  std::vector<answer> out;
+  for (const std::size_t bytes : r.sizes) {
+    answer a;
+    a.bytes = bytes;
+    double best = 0;
+    for (const auto &p : r.points) {
+      if (p.bytes != bytes || p.allreduce_us.empty() || p.m.kind == mode_kind::alone)
+        continue;
+      const double p50 = summarize(p.allreduce_us).p50;
+      if (a.best_mode.empty() || p50 < best) {
+        best = p50;
+        a.best_mode = p.m.name();
+      }
+    }
+    a.best_p50_us = best;
+    const point *chosen = nullptr;
+    for (const unsigned k : r.ks) { // in the order given; the smallest that qualifies wins
+      for (const auto &p : r.points)
+        if (p.bytes == bytes && p.m == mode{mode_kind::partitioned, k} && !p.allreduce_us.empty() &&
+            summarize(p.allreduce_us).p50 <= best * (1 + r.tolerance_percent / 100) &&
+            (!a.k || k < *a.k)) {
+          a.k = k;
+          chosen = &p;
+        }
+    }
+    if (chosen) {
+      a.k_p50_us = summarize(chosen->allreduce_us).p50;
+      a.gemm_fraction = r.gemm_alone_tflops > 0 ? chosen->gemm_tflops / r.gemm_alone_tflops : 0;
+    }
+    if (a.best_mode.empty())
+      a.text = fmt::format("{}: no mode with the GEMM running has samples: no answer",
+                           format_bytes(bytes));
+    else if (!a.k)
+      a.text = fmt::format("{}: no k measured keeps the all-reduce within {:g}% of the best "
+                           "({}, p50 {:.1f} us): give it more SMs than the largest k tried",
+                           format_bytes(bytes), r.tolerance_percent, a.best_mode, best);
+    else
+      a.text = fmt::format(
+          "{}: {} SMs suffice: all-reduce p50 {:.1f} us, within {:g}% of the best ({}, {:.1f} "
+          "us); the GEMM on the other SMs keeps {}",
+          format_bytes(bytes), *a.k, a.k_p50_us, r.tolerance_percent, a.best_mode, best,
+          a.gemm_fraction > 0 ? fmt::format("{:.0f}% of its speed alone", 100 * a.gemm_fraction)
+                              : std::string("an unmeasured share of its speed"));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+} // namespace greenctx::cli::bench::comm

@@ -1,0 +1,151 @@
+#include "bench/nccl.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace greenctx::cli::bench {
+namespace {
+
+// The few entry points used, declared here from NCCL's documented C API (ncclResult_t is an int
+// enum, 0 success; ncclFloat32 = 7; ncclSum = 0; communicators and streams are pointers).
+using result_t = int;
+constexpr int nccl_float32 = 7;
+constexpr int nccl_sum = 0;
+struct entry_points {
+  result_t (*get_version)(int *) = nullptr;
+  result_t (*comm_init_all)(void **, int, const int *) = nullptr;
+  result_t (*comm_destroy)(void *) = nullptr;
+  result_t (*all_reduce)(const void *, void *, std::size_t, int, int, void *, void *) = nullptr;
+  result_t (*group_start)() = nullptr;
+  result_t (*group_end)() = nullptr;
+  const char *(*error_string)(result_t) = nullptr;
+};
+
+entry_points &fns() {
+  static entry_points e;
+  return e;
+}
+
+// torch's wheel of NCCL, where python3 finds an `nvidia` package; empty when it finds none.
+std::string torch_wheel_nccl() {
+  std::unique_ptr<FILE, int (*)(FILE *)> p(
+      popen("python3 -c 'import nvidia, os; "
+            "print(os.path.join(list(nvidia.__path__)[0], \"nccl\", \"lib\", \"libnccl.so.2\"))' "
+            "2>/dev/null",
+            "r"),
+      pclose);
+  if (!p)
+    return {};
+  std::array<char, 4096> buf{};
+  std::string out;
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p.get()))
+    out += buf.data();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return out;
+}
+
+template <class F> void bind(void *lib, F &f, const char *name) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+}
+
+void check(result_t r, const char *what) {
+  if (r != 0)
+    throw error(CUDA_ERROR_UNKNOWN, what,
+                fmt::format("{} failed: NCCL error {} ({})", what, r,
+                            fns().error_string ? fns().error_string(r) : "no description"));
+}
+
+} // namespace
+
+std::string nccl_library::version_text() const {
+  // Since 2.9 the code is major*10000 + minor*100 + patch.
+  return fmt::format("{}.{}.{}", version / 10000, version / 100 % 100, version % 100);
+}
+
+const nccl_library &load_nccl() {
+  static const nccl_library lib = [] {
+    nccl_library l;
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("GREENCTX_NCCL_LIBRARY"); env && *env)
+      candidates.emplace_back(env);
+    candidates.emplace_back("libnccl.so.2");
+    std::string tried;
+    const auto try_path = [&](const std::string &path) {
+      void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!h) {
+        tried += (tried.empty() ? "" : ", ") + path;
+        return false;
+      }
+      entry_points &e = fns();
+      bind(h, e.get_version, "ncclGetVersion");
+      bind(h, e.comm_init_all, "ncclCommInitAll");
+      bind(h, e.comm_destroy, "ncclCommDestroy");
+      bind(h, e.all_reduce, "ncclAllReduce");
+      bind(h, e.group_start, "ncclGroupStart");
+      bind(h, e.group_end, "ncclGroupEnd");
+      bind(h, e.error_string, "ncclGetErrorString");
+      if (!e.get_version || !e.comm_init_all || !e.comm_destroy || !e.all_reduce ||
+          !e.group_start || !e.group_end || !e.error_string) {
+        tried += (tried.empty() ? "" : ", ") + path + " (incomplete)";
+        e = {};
+        return false;
+      }
+      l.loaded = true;
+      l.path = path;
+      e.get_version(&l.version);
+      return true;
+    };
+    for (const auto &c : candidates)
+      if (try_path(c))
+        return l;
+    if (const std::string wheel = torch_wheel_nccl(); !wheel.empty() && try_path(wheel))
+      return l;
+    l.failure =
+        "NCCL could not be loaded (tried " + tried +
+        (tried.find("nvidia/nccl") == std::string::npos ? ", and python3 found no nvidia.nccl wheel"
+                                                        : "") +
+        "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's nvidia-nccl-cu12 "
+        "or torch's wheel has one under site-packages/nvidia/nccl/lib)";
+    return l;
+  }();
+  return lib;
+}
+
+nccl_clique::nccl_clique(const std::vector<int> &ordinals) {
+  const nccl_library &lib = load_nccl();
+  if (!lib.loaded)
+    throw unsupported_error(lib.failure, 0, 0);
+  comms_.resize(ordinals.size());
+  check(fns().comm_init_all(comms_.data(), static_cast<int>(ordinals.size()), ordinals.data()),
+        "ncclCommInitAll");
+}
+
+nccl_clique::~nccl_clique() {
+  for (void *c : comms_)
+    if (c)
+      fns().comm_destroy(c);
+}
+
+void nccl_clique::all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
+                             const std::vector<stream_ref> &streams) {
+  check(fns().group_start(), "ncclGroupStart");
+  result_t first = 0;
+  for (std::size_t i = 0; i < comms_.size(); ++i) {
+    void *buf = reinterpret_cast<void *>(buffers[i]);
+    const result_t r = fns().all_reduce(buf, buf, count, nccl_float32, nccl_sum, comms_[i],
+                                        streams[i].native_handle());
+    if (r != 0 && first == 0)
+      first = r;
+  }
+  const result_t end = fns().group_end(); // a group once started is always ended
+  check(first, "ncclAllReduce");
+  check(end, "ncclGroupEnd");
+}
+
+} // namespace greenctx::cli::bench

@@ -1,0 +1,45 @@
+// NCCL, opened at run time (nothing is linked or vendored), for `greenctx bench --comm`.
+#pragma once
+
+#include <greenctx/greenctx.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace greenctx::cli::bench {
+
+/// Where NCCL was found, or why not: GREENCTX_NCCL_LIBRARY, then libnccl.so.2 on the loader's
+/// path, then torch's wheel (site-packages/nvidia/nccl/lib/libnccl.so.2, found by asking python3).
+/// Loaded once per process; thread-safe.
+struct nccl_library {
+  bool loaded = false;
+  std::string path;    ///< the file loaded
+  std::string failure; ///< why nothing was loaded: every path tried
+  int version = 0;     ///< ncclGetVersion, e.g. 22703
+  /// "2.27.3".
+  std::string version_text() const;
+};
+const nccl_library &load_nccl();
+
+/// One communicator per device of one process (ncclCommInitAll), destroyed with it. NCCL reads
+/// its environment (NCCL_MAX_CTAS, NCCL_NVLS_ENABLE) when it first needs it and may keep it for
+/// the process. Not thread-safe: use it from one thread.
+class nccl_clique {
+public:
+  /// Throws unsupported_error when NCCL cannot be loaded, error when ncclCommInitAll fails.
+  explicit nccl_clique(const std::vector<int> &ordinals);
+  ~nccl_clique();
+  nccl_clique(const nccl_clique &) = delete;
+  nccl_clique &operator=(const nccl_clique &) = delete;
+
+  /// Enqueues one in-place float sum of `count` elements of buffers[i] on streams[i] for every
+  /// device i, in one NCCL group. Throws error on a failed call.
+  void all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
+                  const std::vector<stream_ref> &streams);
+
+private:
+  std::vector<void *> comms_;
+};
+
+} // namespace greenctx::cli::bench
