@@ -171,6 +171,8 @@ int main(int argc, char **argv) try {
   const options opt = parse(argc, argv);
   int devices = 0;
   CHECK(cudaGetDeviceCount(&devices));
+  if (devices == 0)
+    throw std::runtime_error("no CUDA GPU: this benchmark needs one (it uses device 0)");
   CHECK(cudaSetDevice(0)); // initialises the primary context, as the guide advises
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));

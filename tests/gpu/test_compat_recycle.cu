@@ -59,8 +59,12 @@ protected:
     // keeps, so the tests compare it (the test links no libcuda).
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
     CHECK_CUDA(
         cudaGetDriverEntryPointByVersion("cuStreamGetCtx", &fn, 12000, cudaEnableDefault, &found));
+#else // 12.4 toolkits have only the unversioned lookup
+    CHECK_CUDA(cudaGetDriverEntryPoint("cuStreamGetCtx", &fn, cudaEnableDefault, &found));
+#endif
     ASSERT_EQ(found, cudaDriverEntryPointSuccess) << "cuStreamGetCtx not found";
     stream_get_ctx = reinterpret_cast<CUresult (*)(CUstream, CUcontext *)>(fn);
   }
