@@ -108,6 +108,9 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
   --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
+# Repartitioning through cuda_compat.h (split, two green contexts, a stream each, one kernel,
+# destroy all), 16 and 32 SMs in turn: time per cycle and device-memory growth (issue 13 item 2).
+step repartition "$bin/bench/greenctx_repartition_bench" --cycles 10000 --json "$res/repartition.json"
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
 

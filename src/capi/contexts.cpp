@@ -1,5 +1,6 @@
 // Execution contexts of the 13.1 runtime API: create, destroy, streams, events, synchronize.
 #include "capi/errors.hpp"
+#include "capi/recycle.hpp"
 #include "capi/registry.hpp"
 #include "capi/workqueues.hpp"
 
@@ -11,9 +12,79 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 using namespace greenctx;
 using namespace greenctx::compat;
+
+namespace {
+
+// A green context that cudaExecutionCtxDestroy took from its execution context, with the event
+// recorded on it then.
+struct parked_context {
+  green_context owner;
+  event idle;
+};
+
+// Parked green contexts of the process. Never destroyed: no driver call from a static destructor.
+parking_lot<parked_context> &parked() {
+  static auto *lot = new parking_lot<parked_context>;
+  return *lot;
+}
+
+// A parked context is given out again only once the work submitted to it before it was parked has
+// finished: 13.1's new context starts with no pending work of its own, and waiting for the old
+// work here could block creation for as long as that work runs (or for ever, if it waits for work
+// submitted later). A busy one stays parked and a fresh context is made instead.
+bool has_no_pending_work(const parked_context &p) noexcept {
+  try {
+    return p.idle.ready();
+  } catch (const error &) { // a failed query: do not reuse it
+    return false;
+  }
+}
+
+// Parks the green context of `ctx` (whose owner becomes empty): records its pending work in its
+// event first. Where the event cannot be made or recorded, the context is kept without a key and
+// never reused. Throws only std::bad_alloc.
+void park(cudaExecutionContext_st &ctx) {
+  if (!ctx.owner)
+    return;
+  std::optional<recycle_key> key = ctx.recycle;
+  try {
+    if (!ctx.idle.native_handle())
+      ctx.idle = event(ctx.ref, event_flags::disable_timing);
+    ctx.ref.record(ctx.idle);
+  } catch (const error &) {
+    key.reset();
+  }
+  parked().park(key, parked_context{std::move(ctx.owner), std::move(ctx.idle)});
+}
+
+// Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver: proves
+// that the group runs what its coscheduledSmCount promised. The split proved each of its groups;
+// this finds that cached measurement, and measures a descriptor combining several groups. Throws.
+void check_clusters(const greenctx_resource_desc &desc, green_context_ref ref,
+                    const greenctx::device &dev, const char *api) {
+  const unsigned c = desc.coscheduled;
+  if (!desc.needs_cluster_check || c < 2)
+    return;
+  const unsigned want = clusters_promised(desc.native.sm_count(), c, !desc.exact);
+  const unsigned got = proven_clusters(desc.native, c, ref);
+  if (got < want)
+    refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
+           "the group's " + std::to_string(desc.native.sm_count()) +
+               " SMs come from an "
+               "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can "
+               "run " +
+               std::to_string(got) + " clusters of " + std::to_string(c) +
+               " SMs at once, not the " + std::to_string(want) + " that coscheduledSmCount " +
+               std::to_string(c) + " promises: use a multiple of " +
+               std::to_string(dev.sms().coscheduled_alignment()) +
+               " SMs for the group (whole co-scheduled units), or a CUDA 13.1 driver");
+}
+
+} // namespace
 
 extern "C" {
 
@@ -47,32 +118,30 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     const descriptor native =
         desc->native.native_handle() ? desc->native : descriptor::from(dev.sms());
     auto made = std::make_unique<cudaExecutionContext_st>();
-    made->owner = green_context::create(native);
+    made->recycle = make_recycle_key(device, native.content_id(), desc->workqueue_provisioned,
+                                     desc->workqueue.device, desc->workqueue.wqConcurrencyLimit,
+                                     static_cast<unsigned>(desc->workqueue.sharingScope));
+    std::optional<parked_context> reused;
+    if (made->recycle)
+      reused = parked().take(*made->recycle, has_no_pending_work);
+    if (reused) {
+      made->owner = std::move(reused->owner);
+      made->idle = std::move(reused->idle);
+    } else {
+      made->owner = green_context::create(native);
+    }
     made->ref = made->owner.ref();
     made->ordinal = device;
     made->has_workqueue_config = desc->has_workqueue_config;
     made->workqueue = desc->workqueue;
     made->workqueue_provisioned = desc->workqueue_provisioned;
-    const unsigned c = desc->coscheduled;
-    if (desc->needs_cluster_check && c >= 2) {
-      // Pieces of an IgnoreSmCoscheduling split carry no co-scheduling promise from the driver.
-      // The split proved each group; a descriptor combining several is proved here (the same
-      // cached measurement when it holds one proved group).
-      const unsigned want = clusters_promised(desc->native.sm_count(), c, !desc->exact);
-      const unsigned got = proven_clusters(desc->native, c, made->owner.ref());
-      if (got < want)
-        refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-               "the group's " + std::to_string(desc->native.sm_count()) +
-                   " SMs come from an "
-                   "IgnoreSmCoscheduling split (this driver has no cuDevSmResourceSplit) and can "
-                   "run " +
-                   std::to_string(got) + " clusters of " + std::to_string(c) +
-                   " SMs at once, not the " + std::to_string(want) + " that coscheduledSmCount " +
-                   std::to_string(c) + " promises: use a multiple of " +
-                   std::to_string(dev.sms().coscheduled_alignment()) +
-                   " SMs for the group (whole co-scheduled units), or a CUDA 13.1 driver");
+    try {
+      check_clusters(*desc, made->owner.ref(), dev, api);
+    } catch (...) {
+      park(*made); // the same key would be refused again; the driver context may serve no other
+      throw;
     }
-    made->id = next_context_id();
+    made->id = next_context_id(); // a new id, also for a recycled driver context
     cudaExecutionContext_t out = made.release();
     register_green_context(out);
     *ctx = out;
@@ -89,8 +158,10 @@ cudaError_t greenctx_cudaExecutionCtxDestroy(cudaExecutionContext_t ctx) {
     if (!ctx->owner)
       refuse(CUDA_ERROR_INVALID_VALUE, api,
              "this green context was not made by cudaGreenCtxCreate (greenctx does not own it)");
-    ctx->destroyed = true;
-    ctx->owner = green_context{}; // cuGreenCtxDestroy; its streams now answer "detached"
+    if (ctx->destroyed.exchange(true)) // another thread destroyed it just now
+      refuse(CUDA_ERROR_INVALID_HANDLE, api,
+             "the execution context was destroyed by cudaExecutionCtxDestroy");
+    park(*ctx); // its streams now answer "detached"; the driver context stays alive
   });
 }
 

@@ -3,22 +3,28 @@
 // handle is recognised by its magic word and state instead of crashing.
 #pragma once
 
-#include "greenctx/cuda_compat.h"
+#include "capi/recycle.hpp"
+#include "greenctx/core/event.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"
+#include "greenctx/cuda_compat.h"
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 /// An execution context: a device's primary context (one per device, never destroyed) or a green
 /// context made by cudaGreenCtxCreate. Kept after cudaExecutionCtxDestroy so that streams of a
-/// destroyed context can answer "detached".
+/// destroyed context can answer "detached"; the driver's green context it owned is then parked
+/// (capi/recycle.hpp) for a later cudaGreenCtxCreate with the same key, under a new struct.
 struct cudaExecutionContext_st {
   std::uint32_t magic = 0x45435458; // "ECTX"
   int ordinal = 0;
   greenctx::execution_context_ref ref;
-  greenctx::green_context owner; // empty for the primary context and after destroy
-  std::uint64_t id = 0;          // greenctx's own counter: unique across primary and green
+  greenctx::green_context owner; // empty for the primary context and after destroy (parked)
+  std::optional<greenctx::compat::recycle_key> recycle; // none: never given out again
+  greenctx::event idle; // recorded on destroy; ready: the parked context has no pending work
+  std::uint64_t id = 0; // greenctx's own counter: unique across primary and green
   bool has_workqueue_config = false;
   cudaDevWorkqueueConfigResource workqueue{};
   bool workqueue_provisioned = false;
@@ -31,7 +37,7 @@ struct cudaExecutionContext_st {
 struct greenctx_resource_desc {
   std::uint32_t magic = 0x44455343; // "DESC"
   int ordinal = 0;
-  greenctx::descriptor native;     // the driver's; null when it holds no SM resource
+  greenctx::descriptor native;      // the driver's; null when it holds no SM resource
   unsigned coscheduled = 0;         // promised co-scheduled unit of its groups, 0 if none
   bool needs_cluster_check = false; // made of IgnoreSmCoscheduling pieces: prove on creation
   bool exact = false; // only groups without Backfill: sms / coscheduled clusters must fit

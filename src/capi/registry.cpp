@@ -72,6 +72,12 @@ std::map<CUcontext, cudaExecutionContext_t> &contexts() {
   return *c;
 }
 
+[[noreturn]] void detached(const char *api) {
+  throw error(stream_detached, api,
+              "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
+              "destroying the stream is still allowed");
+}
+
 bool is_special_stream(cudaStream_t s) {
   return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
 }
@@ -129,15 +135,30 @@ std::vector<cudaExecutionContext_t> live_green_contexts(int ordinal) {
 void register_green_context(cudaExecutionContext_t ctx) {
   {
     std::lock_guard lock(state_mutex());
-    state_of(ctx->ordinal, "greenctx").green.push_back(ctx);
+    auto &green = state_of(ctx->ordinal, "greenctx").green;
+    // Destroyed ones leave the list here, so that it stays as long as the live contexts are many
+    // (recycling makes create/destroy cycles cheap enough to run by the thousand).
+    std::erase_if(green, [](cudaExecutionContext_t c) { return c->destroyed.load(); });
+    green.push_back(ctx);
   }
   remember(ctx);
 }
 
 void remember(cudaExecutionContext_t ctx) {
   std::lock_guard lock(registry_mutex);
-  contexts()[ctx->ref.context()] = ctx;
+  contexts()[ctx->ref.context()] = ctx; // a recycled driver context now means its new struct
 }
+
+namespace {
+
+// The execution context last remembered for driver context `ctx`, destroyed or not, or null.
+cudaExecutionContext_t remembered(CUcontext ctx) {
+  std::lock_guard lock(registry_mutex);
+  auto it = contexts().find(ctx);
+  return it != contexts().end() ? it->second : nullptr;
+}
+
+} // namespace
 
 cudaExecutionContext_t known_context(CUcontext ctx) {
   std::lock_guard lock(registry_mutex);
@@ -186,14 +207,19 @@ cudaExecutionContext_t registered_owner(cudaStream_t stream, const char *api) {
   }
   if (!known)
     return nullptr;
-  if (known->owner->destroyed.load())
-    throw error(stream_detached, api,
-                "the stream's execution context was destroyed (cudaErrorStreamDetached): only "
-                "destroying the stream is still allowed");
+  // The driver context of a destroyed execution context stays alive (parked), so its streams
+  // still answer cuStreamGetId: a handle reused by another stream is told apart first.
+  bool same_stream = false;
+  bool stale = false;
   try {
-    if (stream_ref(stream).id() == known->id)
-      return known->owner;
+    same_stream = stream_ref(stream).id() == known->id;
   } catch (const error &) { // a destroyed stream: the handle is stale
+    stale = true;
+  }
+  if (same_stream || (stale && known->owner->destroyed.load())) {
+    if (known->owner->destroyed.load())
+      detached(api);
+    return known->owner;
   }
   std::lock_guard lock(registry_mutex); // the handle was reused by another stream
   streams().erase(stream);
@@ -217,11 +243,16 @@ execution_context_ref context_of_special_stream(cudaStream_t stream, const char 
 } // namespace
 
 cudaExecutionContext_t context_of_stream(cudaStream_t stream, const char *api) {
-  if (is_special_stream(stream))
-    return context_for(context_of_special_stream(stream, api), api);
-  if (cudaExecutionContext_t owner = registered_owner(stream, api))
-    return owner;
-  return context_for(stream_ref(stream).context(), api);
+  if (!is_special_stream(stream))
+    if (cudaExecutionContext_t owner = registered_owner(stream, api))
+      return owner;
+  const execution_context_ref ref = is_special_stream(stream)
+                                        ? context_of_special_stream(stream, api)
+                                        : stream_ref(stream).context();
+  // A stream greenctx did not make, of a green context destroyed and parked (not yet reused).
+  if (cudaExecutionContext_t last = remembered(ref.context()); last && last->destroyed.load())
+    detached(api);
+  return context_for(ref, api);
 }
 
 } // namespace greenctx::compat

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -107,12 +108,32 @@ descriptor descriptor::from(std::span<const sm_resource> pieces, const workqueue
 
 namespace {
 
-// Descriptor contents seen by this process, numbered from 1 in order of appearance.
-std::uint64_t intern_content(std::string bytes) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::uint64_t> ids;
-  std::lock_guard lock(mutex);
-  return ids.try_emplace(std::move(bytes), ids.size() + 1).first->second;
+// A descriptor content seen by this process: its id (numbered from 1 in order of appearance) and
+// the driver's descriptor first made from it.
+struct interned_content {
+  std::uint64_t id = 0;
+  CUdevResourceDesc handle = nullptr;
+};
+
+std::mutex intern_mutex;
+std::unordered_map<std::string, interned_content> &interned() {
+  static auto *contents = new std::unordered_map<std::string, interned_content>;
+  return *contents;
+}
+
+// What `bytes` were interned as, if they were.
+std::optional<interned_content> find_content(const std::string &bytes) {
+  std::lock_guard lock(intern_mutex);
+  auto it = interned().find(bytes);
+  return it != interned().end() ? std::optional(it->second) : std::nullopt;
+}
+
+// Interns `bytes` with `handle` (kept by the first caller only) and returns their id.
+std::uint64_t intern_content(std::string bytes, CUdevResourceDesc handle) {
+  std::lock_guard lock(intern_mutex);
+  auto &all = interned();
+  return all.try_emplace(std::move(bytes), interned_content{all.size() + 1, handle})
+      .first->second.id;
 }
 
 } // namespace
@@ -147,15 +168,26 @@ descriptor descriptor::generate(std::span<const sm_resource> pieces,
     std::memcpy(&wq.sm, queues, sizeof(*queues));
     raw.push_back(wq);
   }
-  GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle_, raw.data(),
-                static_cast<unsigned>(raw.size()));
   const bool all_split_pieces =
       std::all_of(pieces.begin(), pieces.end(), [](const sm_resource &p) { return p.origin(); });
-  if (all_split_pieces) {
-    std::string bytes(reinterpret_cast<const char *>(&d.device_), sizeof d.device_);
-    bytes.append(reinterpret_cast<const char *>(raw.data()), raw.size() * sizeof(CUdevResource));
-    d.content_id_ = intern_content(std::move(bytes));
+  if (!all_split_pieces) {
+    GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle_, raw.data(),
+                  static_cast<unsigned>(raw.size()));
+    return d;
   }
+  std::string bytes(reinterpret_cast<const char *>(&d.device_), sizeof d.device_);
+  bytes.append(reinterpret_cast<const char *>(raw.data()), raw.size() * sizeof(CUdevResource));
+  // A descriptor is an immutable value the driver never frees, made from these bytes only: the
+  // driver is asked once per content, and equal pieces share its descriptor (one call less per
+  // repartition, and no descriptor left behind by each one).
+  if (const std::optional<interned_content> seen = find_content(bytes)) {
+    d.handle_ = seen->handle;
+    d.content_id_ = seen->id;
+    return d;
+  }
+  GREENCTX_CALL(cuDevResourceGenerateDesc, &d.handle_, raw.data(),
+                static_cast<unsigned>(raw.size()));
+  d.content_id_ = intern_content(std::move(bytes), d.handle_);
   return d;
 }
 

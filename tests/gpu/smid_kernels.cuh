@@ -11,8 +11,9 @@ __device__ inline unsigned long long now_ns() {
 }
 
 /// Each block records its SM (%smid) in smids[blockIdx.x], then keeps the SM busy for spin_ns so
-/// that later blocks spread over every SM the stream's context allows.
-__global__ void record_smid(unsigned *smids, unsigned long long spin_ns) {
+/// that later blocks spread over every SM the stream's context allows. Static: each translation
+/// unit of a program gets its own (a test executable has several .cu files that include this).
+static __global__ void record_smid(unsigned *smids, unsigned long long spin_ns) {
   if (threadIdx.x == 0) {
     unsigned id;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(id));

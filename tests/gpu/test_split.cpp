@@ -165,5 +165,25 @@ TEST_F(SplitTest, descriptors_of_the_same_pieces_have_one_content_id) {
   EXPECT_EQ(descriptor::from(gc.sms()).content_id(), 0u);
 }
 
+// Equal pieces share one driver descriptor (made once); other pieces and pieces without identity
+// get their own, and a green context made from the shared one runs on the same SMs.
+TEST_F(SplitTest, descriptors_of_the_same_pieces_share_the_driver_descriptor) {
+  const split_result a = split_by_count(dev().sms(), 1, 16);
+  const split_result b = split_by_count(dev().sms(), 1, 16);
+  ASSERT_EQ(a.groups.size(), 1u);
+  const descriptor a0 = descriptor::from(a.groups[0]);
+  const descriptor b0 = descriptor::from(b.groups[0]);
+  ASSERT_NE(a0.native_handle(), nullptr);
+  EXPECT_EQ(a0.native_handle(), b0.native_handle());
+  EXPECT_EQ(a0.sm_count(), b0.sm_count());
+  EXPECT_NE(a0.native_handle(), descriptor::from(a.remainder).native_handle());
+  const green_context from_a = green_context::create(a0);
+  const green_context from_b = green_context::create(b0);
+  EXPECT_NE(descriptor::from(from_a.sms()).native_handle(),
+            descriptor::from(from_a.sms()).native_handle())
+      << "resources without identity (content id 0) must not share a descriptor";
+  EXPECT_EQ(from_a.sms().sm_count(), from_b.sms().sm_count());
+}
+
 } // namespace
 } // namespace greenctx::test

@@ -74,7 +74,9 @@ public:
 
   /// Builds a descriptor from one or more pieces. Several SM pieces must come from the same split
   /// call (groups or remainder) and the same device; greenctx checks this first and says which
-  /// piece breaks it. Throws request_error, or error when the driver refuses.
+  /// piece breaks it. Descriptors with the same non-zero content_id() share one driver descriptor
+  /// (made by the first call; the driver never frees descriptors). Thread-safe. Throws
+  /// request_error, or error when the driver refuses.
   static descriptor from(std::span<const sm_resource> pieces);
   static descriptor from(const sm_resource &piece) { return from(std::span(&piece, 1)); }
   /// The same with a work-queue configuration after the SMs (13.1 drivers).
