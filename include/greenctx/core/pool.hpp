@@ -102,6 +102,7 @@ class pool {
 public:
   /// Makes every layout of `layouts` ("16,rest", "32,rest", "all"; see parse_layouts) on `dev`:
   /// splits, green contexts (one per distinct SM set) and streams. The first layout is in use.
+  /// Keep `dev` open while the pool is used: drain() makes its events in the primary context.
   /// Throws request_error for an empty list, a duplicate or malformed layout, a layout that cannot
   /// be made (with the planner's reason), or streams_per_partition outside 1..64; error for driver
   /// failures. Nothing is left behind when it throws (the contexts made so far are destroyed).
