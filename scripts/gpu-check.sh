@@ -108,6 +108,8 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
   --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
+# Pool: creation time, device memory, contexts, streams and the switch time over 1e6 switches.
+step pool "$bin/bench/greenctx_pool_bench" --switches 1000000 --json "$res/pool.json"
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
 
