@@ -86,7 +86,9 @@ struct distribution {
 
 distribution summarize(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]; };
+  auto at = [&](double q) {
+    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+  };
   distribution d{v.front(), at(0.5), at(0.9), at(0.99), v.back(), 0};
   for (double x : v)
     d.mean += x / static_cast<double>(v.size());
@@ -164,11 +166,11 @@ int main(int argc, char **argv) try {
 
   std::cout << "GPU " << dev.name() << " (" << dev.sms().sm_count() << " SMs), driver CUDA "
             << greenctx::format_cuda_version(drv.version) << "\n"
-            << "pool of " << st.layouts << " layouts (" << st.partitions << " partitions): "
-            << st.contexts << " green contexts, " << st.streams << " streams\n"
+            << "pool of " << st.layouts << " layouts (" << st.partitions
+            << " partitions): " << st.contexts << " green contexts, " << st.streams << " streams\n"
             << "  created in " << static_cast<double>(st.creation_time.count()) / 1e6
-            << " ms, device memory taken " << static_cast<double>(st.device_memory_bytes) / (1 << 20)
-            << " MiB\n";
+            << " ms, device memory taken "
+            << static_cast<double>(st.device_memory_bytes) / (1 << 20) << " MiB\n";
   for (const auto &l : p.layouts()) {
     std::cout << "  " << l.name << ":";
     for (const auto &part : l.parts)

@@ -355,14 +355,14 @@ NB_MODULE(_greenctx, m) {
            [](stream_ref s) {
              return nb::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.native_handle()));
            })
-      .def("synchronize", [](stream_ref s) { s.synchronize(); },
-           nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "synchronize", [](stream_ref s) { s.synchronize(); },
+          nb::call_guard<nb::gil_scoped_release>())
       .def("ready", [](stream_ref s) { return s.ready(); })
       .def_prop_ro("priority", [](stream_ref s) { return s.priority(); })
       .def("sms", [](stream_ref s) { return s.sms(); })
       .def("__eq__", [](stream_ref a, stream_ref b) { return a == b; })
-      .def("__hash__",
-           [](stream_ref s) { return std::hash<const void *>()(s.native_handle()); });
+      .def("__hash__", [](stream_ref s) { return std::hash<const void *>()(s.native_handle()); });
 
   nb::class_<pool_partition>(
       m, "PoolPartition", nb::dynamic_attr(),
@@ -389,8 +389,7 @@ NB_MODULE(_greenctx, m) {
         return out;
       });
 
-  nb::class_<pool>(m, "_Pool",
-                   "The C++ greenctx::pool; greenctx.Pool wraps it (use that).")
+  nb::class_<pool>(m, "_Pool", "The C++ greenctx::pool; greenctx.Pool wraps it (use that).")
       .def(
           "__init__",
           [](pool *self, const device &dev, const std::vector<std::string> &layouts,
@@ -422,7 +421,7 @@ NB_MODULE(_greenctx, m) {
             nb::list out;
             for (const pool_partition &part : p.layouts()[index].parts) {
               nb::object o = nb::cast(part); // a copy: handles only, kept valid by the pool
-              o.attr("_owner") = self; // keeps the pool alive
+              o.attr("_owner") = self;       // keeps the pool alive
               out.append(o);
             }
             return out;

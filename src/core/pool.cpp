@@ -33,14 +33,15 @@ struct pool::state {
   void check_index(std::size_t index, const char *api) const {
     if (index >= layouts.size())
       throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "layout index " + std::to_string(index) + " is out of range: the pool has " +
-                              std::to_string(layouts.size()) + " layouts (0.." +
-                              std::to_string(layouts.size() - 1) + ")");
+                          "layout index " + std::to_string(index) +
+                              " is out of range: the pool has " + std::to_string(layouts.size()) +
+                              " layouts (0.." + std::to_string(layouts.size() - 1) + ")");
   }
 };
 
 pool::pool() noexcept = default;
-pool::pool(pool &&other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
+pool::pool(pool &&other) noexcept : s_(std::exchange(other.s_, nullptr)) {
+}
 pool &pool::operator=(pool &&other) noexcept {
   pool tmp(std::move(other));
   std::swap(s_, tmp.s_);
@@ -53,7 +54,8 @@ pool pool::create(const device &dev, std::span<const std::string> layouts,
   constexpr const char *api = "greenctx::pool::create";
   if (options.streams_per_partition < 1 || options.streams_per_partition > 64)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "streams_per_partition is " + std::to_string(options.streams_per_partition) +
+                        "streams_per_partition is " +
+                            std::to_string(options.streams_per_partition) +
                             ": give 1 to 64 (2 lets two independent queues share a partition)");
   const std::vector<layout_request> requests = parse_layouts(layouts);
 

@@ -49,9 +49,8 @@ std::vector<layout_request> parse_layouts(std::span<const std::string> texts) {
                                    [&](const layout_request &o) { return o.name == l.name; });
     if (same != out.end())
       throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "layout '" + text + "' is given twice (as '" + l.name +
-                              "', layout " + std::to_string(same - out.begin()) +
-                              "): give each layout once");
+                          "layout '" + text + "' is given twice (as '" + l.name + "', layout " +
+                              std::to_string(same - out.begin()) + "): give each layout once");
     out.push_back(std::move(l));
   }
   return out;
