@@ -59,11 +59,11 @@ struct pool_options {
 /// One partition of a pool layout. It refers to a green context and streams that the pool owns
 /// (shared with every partition of another layout that holds the same SMs).
 struct pool_partition {
-  unsigned requested = 0; ///< SMs asked; 0 for "rest" and "all"
-  bool rest = false;      ///< the SMs the layout's other partitions leave
+  unsigned requested = 0;    ///< SMs asked; 0 for "rest" and "all"
+  bool rest = false;         ///< the SMs the layout's other partitions leave
   bool whole_device = false; ///< the partition of layout "all"
-  std::string rounding;   ///< why sm_count differs from requested, empty if it does not
-  unsigned sm_count = 0;  ///< SMs the green context holds, read back from the driver
+  std::string rounding;      ///< why sm_count differs from requested, empty if it does not
+  unsigned sm_count = 0;     ///< SMs the green context holds, read back from the driver
   green_context_ref context;
   /// The streams to launch on: kernels there run only on this partition's SMs.
   std::vector<stream_ref> streams;
@@ -105,7 +105,10 @@ public:
   /// Keep `dev` open while the pool is used: drain() makes its events in the primary context.
   /// Throws request_error for an empty list, a duplicate or malformed layout, a layout that cannot
   /// be made (with the planner's reason), or streams_per_partition outside 1..64; error for driver
-  /// failures. Nothing is left behind when it throws (the contexts made so far are destroyed).
+  /// failures. Every layout is planned and split before any context is made, so a layout that
+  /// cannot be made costs no green context; after a driver failure while making contexts, those
+  /// made so far are destroyed (each destruction leaks ~4 MiB on driver 580).
+  /// Thread safety: any thread; the pool it returns is independent of other pools.
   static pool create(const device &dev, std::span<const std::string> layouts,
                      const pool_options &options = {});
   static pool create(const device &dev, const std::vector<std::string> &layouts,
@@ -113,6 +116,7 @@ public:
     return create(dev, std::span<const std::string>(layouts), options);
   }
 
+  /// An empty pool (no layouts), as a moved-from one: assign a created pool to it.
   pool() noexcept;
   pool(pool &&other) noexcept;
   pool &operator=(pool &&other) noexcept;
