@@ -354,6 +354,102 @@ NB_MODULE(_greenctx, m) {
           },
           nb::rv_policy::reference_internal);
 
+  nb::class_<stream_ref>(m, "StreamRef", nb::dynamic_attr(),
+                         "A stream that belongs to something else (a Pool): kernels on it use only "
+                         "its context's SMs. Use handle or __cuda_stream__ with other libraries "
+                         "(torch.cuda.ExternalStream(s.handle)). It keeps its owner alive.")
+      .def_prop_ro("handle",
+                   [](stream_ref s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); })
+      .def("__cuda_stream__",
+           [](stream_ref s) {
+             return nb::make_tuple(0, reinterpret_cast<std::uintptr_t>(s.native_handle()));
+           })
+      .def(
+          "synchronize", [](stream_ref s) { s.synchronize(); },
+          nb::call_guard<nb::gil_scoped_release>())
+      .def("ready", [](stream_ref s) { return s.ready(); })
+      .def_prop_ro("priority", [](stream_ref s) { return s.priority(); })
+      .def("sms", [](stream_ref s) { return s.sms(); })
+      .def("__eq__", [](stream_ref a, stream_ref b) { return a == b; })
+      .def("__hash__", [](stream_ref s) { return std::hash<const void *>()(s.native_handle()); });
+
+  nb::class_<pool_partition>(
+      m, "PoolPartition", nb::dynamic_attr(),
+      "One partition of a Pool layout: its green context and streams, shared with every partition "
+      "of the pool that holds the same SMs (equal slot). It keeps the pool alive.")
+      .def_ro("requested", &pool_partition::requested)
+      .def_ro("rest", &pool_partition::rest)
+      .def_ro("whole_device", &pool_partition::whole_device)
+      .def_ro("rounding", &pool_partition::rounding)
+      .def_ro("sm_count", &pool_partition::sm_count)
+      .def_ro("slot", &pool_partition::slot)
+      .def_prop_ro("label", &pool_partition::label)
+      .def_prop_ro(
+          "context",
+          [](const pool_partition &p) { return static_cast<execution_context_ref>(p.context); },
+          nb::keep_alive<0, 1>())
+      .def_prop_ro("streams", [](nb::handle self) {
+        nb::list out;
+        for (stream_ref s : nb::cast<const pool_partition &>(self).streams) {
+          nb::object o = nb::cast(s);
+          o.attr("_owner") = self; // keeps the pool alive
+          out.append(o);
+        }
+        return out;
+      });
+
+  nb::class_<pool>(m, "_Pool", "The C++ greenctx::pool; greenctx.Pool wraps it (use that).")
+      .def(
+          "__init__",
+          [](pool *self, const device &dev, const std::vector<std::string> &layouts,
+             unsigned streams, int priority, bool ignore) {
+            pool_options o;
+            o.streams_per_partition = streams;
+            o.priority = priority;
+            o.flags = make_flags(ignore, false);
+            new (self) pool(pool::create(dev, layouts, o));
+          },
+          "device"_a, "layouts"_a, "streams_per_partition"_a = 2, "priority"_a = 0,
+          "ignore_coscheduling"_a = false, nb::keep_alive<1, 2>())
+      .def_prop_ro("names",
+                   [](const pool &p) {
+                     std::vector<std::string> out;
+                     for (const auto &l : p.layouts())
+                       out.push_back(l.name);
+                     return out;
+                   })
+      .def("index_of", &pool::index_of, "name"_a)
+      .def("use", nb::overload_cast<std::size_t>(&pool::use), "index"_a)
+      .def_prop_ro("current_index", &pool::current_index)
+      .def(
+          "partitions",
+          [](nb::handle self, std::size_t index) {
+            const pool &p = nb::cast<const pool &>(self);
+            if (index >= p.layouts().size())
+              throw nb::index_error("layout index out of range");
+            nb::list out;
+            for (const pool_partition &part : p.layouts()[index].parts) {
+              nb::object o = nb::cast(part); // a copy: handles only, kept valid by the pool
+              o.attr("_owner") = self;       // keeps the pool alive
+              out.append(o);
+            }
+            return out;
+          },
+          "index"_a)
+      .def("drain", &pool::drain, "from_index"_a, "into_index"_a)
+      .def("synchronize", &pool::synchronize, "index"_a, nb::call_guard<nb::gil_scoped_release>())
+      .def("stats", [](const pool &p) {
+        const pool_stats &st = p.stats();
+        nb::dict d;
+        d["layouts"] = st.layouts;
+        d["partitions"] = st.partitions;
+        d["contexts"] = st.contexts;
+        d["streams"] = st.streams;
+        d["creation_ms"] = static_cast<double>(st.creation_time.count()) / 1e6;
+        d["device_memory_bytes"] = st.device_memory_bytes;
+        return d;
+      });
+
   m.def(
       "verify",
       [](const device &dev, const partition_set &set) {

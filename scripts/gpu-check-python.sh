@@ -8,6 +8,7 @@
 #   python-build.log       the build's full output
 #   pytest.xml, pytest.log pytest -rs python/tests (JUnit XML, and the console output)
 #   torch_latency.json/.txt examples/torch_latency.py --json, and its console output
+#   dynamic_partition.json/.svg/.txt examples/dynamic_partition.py --quick, its chart and output
 #
 # Exits non-zero when a step failed. Each step has a time limit (GPU_CHECK_STEP_TIMEOUT seconds
 # overrides them all); the whole run takes about a minute or two on 16 cores.
@@ -158,4 +159,8 @@ step pytest 180 bash -o pipefail -c \
 step torch-latency 150 bash -o pipefail -c \
   "'$py' examples/torch_latency.py --json '$out/torch_latency.json' 2>&1 |
    tee '$out/torch_latency.txt'"
+# A greenctx.Pool moving SMs between a GEMM stream and a critical stream (a few seconds).
+step dynamic-partition 120 bash -o pipefail -c \
+  "'$py' examples/dynamic_partition.py --quick --json '$out/dynamic_partition.json' \
+   --svg '$out/dynamic_partition.svg' 2>&1 | tee '$out/dynamic_partition.txt'"
 finish

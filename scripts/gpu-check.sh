@@ -111,6 +111,8 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
 # Repartitioning through cuda_compat.h (split, two green contexts, a stream each, one kernel,
 # destroy all), 16 and 32 SMs in turn: time per cycle and device-memory growth (issue 13 item 2).
 step repartition "$bin/bench/greenctx_repartition_bench" --cycles 10000 --json "$res/repartition.json"
+# Pool: creation time, device memory, contexts, streams and the switch time over 1e6 switches.
+step pool "$bin/bench/greenctx_pool_bench" --switches 1000000 --json "$res/pool.json"
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
 

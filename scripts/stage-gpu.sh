@@ -18,7 +18,8 @@ rm -rf "$dst"
 for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
          tests/greenctx_lib_tests tests/greenctx_plan_tests \
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
-         tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench bench/greenctx_repartition_bench \
+         tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
+         bench/greenctx_repartition_bench bench/greenctx_pool_bench \
          examples/greenctx_quickstart examples/greenctx_runtime_api \
          tests/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead} "$@"; do
   mkdir -p "$dst/$(dirname "$f")"

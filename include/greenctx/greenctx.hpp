@@ -14,6 +14,7 @@
 #include "greenctx/plan/group_params.hpp"
 #include "greenctx/plan/group_plan.hpp"
 #include "greenctx/plan/partition_plan.hpp"
+#include "greenctx/plan/pool_plan.hpp"
 #include "greenctx/plan/resource.hpp"
 #include "greenctx/plan/split_advice.hpp"
 #include "greenctx/plan/verify_check.hpp"
@@ -26,6 +27,7 @@
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/memory.hpp"
 #include "greenctx/core/partition.hpp"
+#include "greenctx/core/pool.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
 

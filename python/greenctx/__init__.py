@@ -7,8 +7,11 @@ when the driver lacks a feature.
 
 Green contexts are costly to create (about 1.5 ms) and, on driver 580, leak about 4 MiB of device
 memory each time one is destroyed: create a ``PartitionSet`` (or ``GreenContext.create`` over the
-pieces of ``split_groups`` / ``split_by_count``) once and keep it.
+pieces of ``split_groups`` / ``split_by_count``) once and keep it. To move SMs between kinds of work
+at run time, make a ``Pool`` of the layouts you need once and switch between them (no driver call).
 """
+
+import contextlib as _contextlib
 
 from ._greenctx import (  # noqa: F401
     Device,
@@ -23,11 +26,13 @@ from ._greenctx import (  # noqa: F401
     Partition,
     PartitionRequest,
     PartitionSet,
+    PoolPartition,
     RequestError,
     SmGroup,
     SmResource,
     SplitResult,
     Stream,
+    StreamRef,
     UnsupportedError,
     documented_granularity,
     elapsed_ms,
@@ -44,4 +49,108 @@ from ._greenctx import (  # noqa: F401
     verify,
 )
 
+from ._greenctx import _Pool
+
 __version__ = "0.1.0"
+
+
+class Pool:
+    """Several SM layouts of one device, made once, with one in use; switching is an atomic store.
+
+    ``layouts`` is a list such as ``["16,rest", "64,rest", "all"]`` ("all": one green context over
+    every SM). Every layout gets its green contexts and ``streams_per_partition`` streams per
+    partition (priority ``priority``) up front; partitions of different layouts that hold the same
+    SMs share one context and its streams, so the pool makes as few contexts as it can. The first
+    layout is in use. Raises ``RequestError`` for an empty list, a duplicate or malformed layout,
+    or one the GPU cannot make (with the reason); ``Error`` for driver failures.
+
+    Work already submitted when the layout changes finishes where it runs (on the SMs of the stream
+    it went to); ``drain`` makes the new layout's streams wait for it on the device,
+    ``synchronize`` waits for it on the host.
+
+    Thread safety: ``switch``, ``current``, ``partitions`` and the streams may be used from any
+    thread. ``use`` restores the layout that was in use when it was entered, whatever other
+    threads switched to meanwhile.
+    """
+
+    def __init__(self, device, layouts, streams_per_partition=2, priority=0,
+                 ignore_coscheduling=False):
+        if isinstance(layouts, str):
+            raise TypeError("layouts is a list of layouts such as ['16,rest', 'all'], not one "
+                            f"string ({layouts!r})")
+        self._device = device
+        self._pool = _Pool(device, list(layouts), streams_per_partition, priority,
+                           ignore_coscheduling)
+
+    @property
+    def layouts(self):
+        """The layouts' canonical names ('16,rest', 'all'), in the order given."""
+        return self._pool.names
+
+    @property
+    def current(self):
+        """The name of the layout in use."""
+        return self._pool.names[self._pool.current_index]
+
+    def _index(self, layout):
+        if layout is None:
+            return self._pool.current_index
+        if isinstance(layout, int):
+            if not 0 <= layout < len(self._pool.names):
+                raise IndexError(f"layout index {layout} is out of range: the pool has "
+                                 f"{len(self._pool.names)} layouts")
+            return layout
+        return self._pool.index_of(layout)
+
+    def switch(self, layout):
+        """Make ``layout`` (a name or an index) the one in use; returns the previous one's name.
+        Raises RequestError naming the pool's layouts when it has no such layout."""
+        return self._pool.names[self._pool.use(self._index(layout))]
+
+    @_contextlib.contextmanager
+    def use(self, layout, drain=False):
+        """Switch to ``layout`` for a ``with`` block and back to the previous layout on exit.
+        With ``drain=True`` the new layout's streams first wait (on the device) for the work
+        submitted so far to the previous layout's streams. Yields the layout's partitions."""
+        index = self._index(layout)
+        previous = self._pool.use(index)
+        try:
+            if drain:
+                self._pool.drain(previous, index)
+            yield self._pool.partitions(index)
+        finally:
+            self._pool.use(previous)
+
+    def partitions(self, layout=None):
+        """The partitions (PoolPartition: label, sm_count, context, streams, slot) of ``layout``
+        (a name or index; default: the one in use)."""
+        return self._pool.partitions(self._index(layout))
+
+    def streams(self, partition, layout=None):
+        """The streams (StreamRef) of partition ``partition`` (an index) of ``layout``."""
+        return self.partitions(layout)[partition].streams
+
+    def torch_streams(self, partition, layout=None):
+        """The streams of a partition as ``torch.cuda.ExternalStream`` objects (imports torch)."""
+        import torch  # optional dependency: only this helper needs it
+
+        device = torch.device("cuda", self._device.ordinal)
+        return [torch.cuda.ExternalStream(s.handle, device=device)
+                for s in self.streams(partition, layout)]
+
+    def drain(self, from_layout, into_layout=None):
+        """Make every stream of ``into_layout`` (default: the one in use) wait, on the device, for
+        all work submitted so far to the streams of ``from_layout``. Does not block the host."""
+        self._pool.drain(self._index(from_layout), self._index(into_layout))
+
+    def synchronize(self, layout=None):
+        """Block until the work submitted so far to the streams of ``layout`` has finished."""
+        self._pool.synchronize(self._index(layout))
+
+    def stats(self):
+        """dict: layouts, partitions, contexts (green contexts made), streams, creation_ms and
+        device_memory_bytes (free memory before creation minus after)."""
+        return self._pool.stats()
+
+    def __repr__(self):
+        return f"Pool(layouts={self.layouts!r}, current={self.current!r})"

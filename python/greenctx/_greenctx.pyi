@@ -347,6 +347,61 @@ class PartitionSet:
 
     def __getitem__(self, arg: int, /) -> Partition: ...
 
+class StreamRef:
+    """
+    A stream that belongs to something else (a Pool): kernels on it use only its context's SMs. Use handle or __cuda_stream__ with other libraries (torch.cuda.ExternalStream(s.handle)). It keeps its owner alive.
+    """
+
+    @property
+    def handle(self) -> int: ...
+
+    def __cuda_stream__(self) -> tuple: ...
+
+    def synchronize(self) -> None: ...
+
+    def ready(self) -> bool: ...
+
+    @property
+    def priority(self) -> int: ...
+
+    def sms(self) -> SmResource: ...
+
+    def __eq__(self, arg: StreamRef, /) -> bool: ...
+
+    def __hash__(self) -> int: ...
+
+class PoolPartition:
+    """
+    One partition of a Pool layout: its green context and streams, shared with every partition of the pool that holds the same SMs (equal slot). It keeps the pool alive.
+    """
+
+    @property
+    def requested(self) -> int: ...
+
+    @property
+    def rest(self) -> bool: ...
+
+    @property
+    def whole_device(self) -> bool: ...
+
+    @property
+    def rounding(self) -> str: ...
+
+    @property
+    def sm_count(self) -> int: ...
+
+    @property
+    def slot(self) -> int: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def context(self) -> ExecutionContext: ...
+
+    @property
+    def streams(self) -> list: ...
+
 def verify(device: Device, partitions: PartitionSet) -> dict:
     """
     Run a %smid probe on every partition at once; returns the SMs each used, violations (overlap, or more SMs than held) and notes. report['ok'] is True when there are none.

@@ -86,3 +86,8 @@ def test_group_params_from_text_and_keywords():
     assert repr(groups[0]) == "{16, 2, 2, 0}"
     with pytest.raises(greenctx.RequestError, match="unknown option 'fast'"):
         greenctx.parse_groups("16:fast")
+
+
+def test_pool_refuses_one_string_before_touching_the_driver():
+    with pytest.raises(TypeError, match="list of layouts"):
+        greenctx.Pool(None, "16,rest")

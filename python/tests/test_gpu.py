@@ -57,3 +57,57 @@ def test_split_by_count_gives_equal_groups(gpu):
     assert "16" in r.explanation
     both = greenctx.GreenContext.create(r.groups)
     assert both.sms().sm_count == 32
+
+
+def test_pool_shares_contexts_and_switches(gpu):
+    pool = greenctx.Pool(gpu, ["16,rest", "16, 16, rest", "all"])
+    assert pool.layouts == ["16,rest", "16,16,rest", "all"]
+    st = pool.stats()
+    assert st["partitions"] == 6
+    # The 16-SM piece is the same split piece in both splits: one context for both; the two rests
+    # and "all" have their own.
+    assert st["contexts"] == 5 and st["streams"] == 10
+    assert st["creation_ms"] > 0
+    a, b = pool.partitions("16,rest"), pool.partitions("16,16,rest")
+    assert a[0].slot == b[0].slot and a[1].slot != b[2].slot
+    assert [s.handle for s in a[0].streams] == [s.handle for s in b[0].streams]
+    assert a[0].streams[0].sms().sm_count == a[0].sm_count == 16
+    assert a[0].context.is_green and a[0].label == "16" and a[1].label == "rest"
+
+    assert pool.current == "16,rest"
+    with pool.use("all") as parts:
+        assert pool.current == "all"
+        assert parts[0].label == "all" and parts[0].sm_count == gpu.sms().sm_count
+        assert pool.partitions()[0].slot == parts[0].slot
+    assert pool.current == "16,rest", "use() restores the previous layout"
+    assert pool.switch(1) == "16,rest" and pool.current == "16,16,rest"
+    with pytest.raises(greenctx.RequestError, match="'16,rest', '16,16,rest', 'all'"):
+        pool.switch("64,rest")
+    assert pool.current == "16,16,rest"
+    with pytest.raises(IndexError):
+        pool.switch(3)
+
+
+def test_pool_use_restores_after_an_exception_and_drains(gpu):
+    pool = greenctx.Pool(gpu, ["16,rest", "64,rest"], streams_per_partition=1)
+    assert pool.stats()["streams"] == 4
+    with pytest.raises(ZeroDivisionError):
+        with pool.use("64,rest", drain=True):
+            assert pool.current == "64,rest"
+            1 / 0
+    assert pool.current == "16,rest"
+    pool.drain("16,rest", "64,rest")
+    pool.synchronize("16,rest")
+    for p in pool.partitions():
+        assert all(s.ready() for s in p.streams)
+
+
+def test_pool_refuses_bad_layouts(gpu):
+    with pytest.raises(greenctx.RequestError, match="no layouts"):
+        greenctx.Pool(gpu, [])
+    with pytest.raises(greenctx.RequestError, match="given twice"):
+        greenctx.Pool(gpu, ["16,rest", "16, rest"])
+    with pytest.raises(greenctx.RequestError, match="layout '1000,rest' cannot be made"):
+        greenctx.Pool(gpu, ["1000,rest"])
+    with pytest.raises(greenctx.RequestError, match="streams_per_partition"):
+        greenctx.Pool(gpu, ["16,rest"], streams_per_partition=0)

@@ -225,3 +225,30 @@ def test_two_partitions_run_torch_gemms_at_the_same_time(gpu, split):
                            f"{t_small}, {t_rest}, {t_both})")
     streams[0].synchronize()
     streams[1].synchronize()
+
+
+def test_pool_torch_streams_run_torch_work_in_their_partition(gpu):
+    """Pool.torch_streams gives torch streams on a partition's green-context streams: a product
+    there equals the one on the default stream (integers in fp32: exact), and each stream is
+    torch.cuda.ExternalStream over the pool's handle."""
+    pool = greenctx.Pool(gpu, ["16,rest", "all"])
+    try:
+        streams = pool.torch_streams(0)
+        assert [s.cuda_stream for s in streams] == [s.handle for s in pool.streams(0)]
+        g = torch.Generator(device="cuda").manual_seed(3)
+        a = torch.randint(-2, 3, (1024, 1024), device="cuda", generator=g).float()
+        b = torch.randint(-2, 3, (1024, 1024), device="cuda", generator=g).float()
+        expected = a @ b
+        torch.cuda.synchronize()
+        with pool.use("all"):
+            with torch.cuda.stream(pool.torch_streams(0)[1]):
+                on_all = a @ b
+        with torch.cuda.stream(streams[0]):
+            on_16 = a @ b
+        pool.synchronize("16,rest")
+        pool.synchronize("all")
+        assert torch.equal(on_16, expected) and torch.equal(on_all, expected)
+    finally:
+        pool.synchronize("16,rest")
+        pool.synchronize("all")
+        torch.cuda.empty_cache()  # the allocator's blocks tagged with the pool's streams

@@ -10,39 +10,38 @@ std::string partition::label() const {
   return rest ? "rest" : std::to_string(requested);
 }
 
-partition_set partition_set::create(const device &dev, const partition_request &request,
-                                    split_flags flags) {
-  constexpr const char *api = "greenctx::partition_set::create";
+described_partitions describe_partitions(const device &dev, const partition_request &request,
+                                         split_flags flags) {
+  constexpr const char *api = "greenctx::describe_partitions";
   const sm_resource all = dev.sms();
   const granularity grain =
       effective_granularity(all.grain(), all.compute_capability_major(), flags);
-  partition_set set;
-  set.plan_ = plan_partitions(request, all.sm_count(), grain, flags);
+  described_partitions out;
+  out.plan = plan_partitions(request, all.sm_count(), grain, flags);
 
-  if (set.plan_.groups == 0) {
+  if (out.plan.groups == 0) {
     // "rest" alone, or one partition of every SM: the whole device, no split.
-    const auto &p = set.plan_.parts.front();
-    set.parts_.push_back(
-        {p.requested, p.rest, p.rounding, green_context::create(descriptor::from(all))});
-    return set;
+    const auto &p = out.plan.parts.front();
+    out.parts.push_back({p.requested, p.rest, p.rounding, true, descriptor::from(all)});
+    return out;
   }
 
   // The heterogeneous-split planner makes the partitions as groups of one split into the plan's
   // pieces (natively on a 13.1 driver); "rest" is what it leaves.
-  std::vector<sm_group_params> params = to_group_params(set.plan_);
+  std::vector<sm_group_params> params = to_group_params(out.plan);
   group_split_result made;
   try {
-    made = split_groups(all, params, {split_unit_of(set.plan_)});
+    made = split_groups(all, params, {split_unit_of(out.plan)});
   } catch (const request_error &e) {
     throw request_error(
         e.code(), api,
         "'" + request.to_string() + "' cannot be made from one split into pieces of " +
-            std::to_string(set.plan_.piece_size) + " SMs: " + e.what() +
+            std::to_string(out.plan.piece_size) + " SMs: " + e.what() +
             ". The driver places groups within the GPU's SM clusters, so fewer fit than the SM "
             "count suggests; ask for fewer or larger partitions");
   }
   std::size_t next = 0;
-  for (const auto &p : set.plan_.parts) {
+  for (const auto &p : out.plan.parts) {
     std::vector<sm_resource> pieces;
     if (p.rest) {
       if (made.remainder.empty())
@@ -52,9 +51,19 @@ partition_set partition_set::create(const device &dev, const partition_request &
     } else {
       pieces = made.groups.at(next++).pieces;
     }
-    set.parts_.push_back(
-        {p.requested, p.rest, p.rounding, green_context::create(descriptor::from(pieces))});
+    out.parts.push_back({p.requested, p.rest, p.rounding, false, descriptor::from(pieces)});
   }
+  return out;
+}
+
+partition_set partition_set::create(const device &dev, const partition_request &request,
+                                    split_flags flags) {
+  described_partitions described = describe_partitions(dev, request, flags);
+  partition_set set;
+  set.plan_ = std::move(described.plan);
+  for (auto &p : described.parts)
+    set.parts_.push_back(
+        {p.requested, p.rest, std::move(p.rounding), green_context::create(p.desc)});
   return set;
 }
 

@@ -28,6 +28,8 @@ static_assert(move_only_owner<event>);
 static_assert(move_only_owner<device>);
 static_assert(move_only_owner<device_buffer>);
 static_assert(move_only_owner<sm_probe>);
+static_assert(move_only_owner<pool>, "a pool owns its contexts and streams");
+static_assert(move_only_owner<partition_set>);
 
 // 0 or nullptr as a stream would silently mean the legacy NULL stream.
 static_assert(!std::is_constructible_v<stream_ref, int>);

@@ -3,6 +3,7 @@
 
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/execution_context.hpp"
+#include "greenctx/core/split.hpp"
 #include "greenctx/plan/partition_plan.hpp"
 #include "greenctx/plan/resource.hpp"
 
@@ -22,6 +23,33 @@ struct partition {
   /// "16" or "rest"
   std::string label() const;
 };
+
+/// One partition planned and given its descriptor, before any green context exists.
+struct described_partition {
+  unsigned requested = 0; ///< SMs asked; 0 for "rest"
+  bool rest = false;
+  std::string rounding; ///< why the SMs differ from those requested, empty if they do not
+  /// True when the partition is the whole device (a plan with no split). Its descriptor then has
+  /// content_id() 0 (the device's resource carries no SM mask), yet every such partition of a
+  /// device holds the same SMs: all of them.
+  bool whole_device = false;
+  descriptor desc;
+};
+
+/// A plan with a descriptor per partition: everything partition_set::create does except creating
+/// the green contexts (which costs ~1.5 ms each and leaks on destruction), so that callers that
+/// keep contexts, such as pool, can reuse one context for equal descriptors.
+struct described_partitions {
+  partition_plan plan;
+  std::vector<described_partition> parts;
+};
+
+/// Plans `request` for `dev` and splits its SMs once into the plan's pieces (no green context is
+/// made). Throws request_error when the request cannot be made (before touching the driver where
+/// the arithmetic says so, or when the driver gives fewer groups than planned), error for driver
+/// failures. Thread safety: any thread.
+described_partitions describe_partitions(const device &dev, const partition_request &request,
+                                         split_flags flags = split_flags::none);
 
 /// Partitions made from one split by count, so they never overlap. Keep the set alive and reuse
 /// it: destroying green contexts leaks device memory on driver 580.

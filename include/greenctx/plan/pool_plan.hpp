@@ -1,0 +1,32 @@
+// The layouts of a pool (greenctx/core/pool.hpp) as text: parsing, naming and duplicate checks.
+// Pure code, tested on the CPU.
+#pragma once
+
+#include "greenctx/plan/partition_plan.hpp"
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace greenctx {
+
+/// One layout a pool should hold: its name and what it asks.
+struct layout_request {
+  /// The canonical name: "all", or the request as partition_request::to_string writes it
+  /// ("16, rest" is named "16,rest"). Pools look layouts up by this name.
+  std::string name;
+  partition_request request;
+  /// True for "all": one partition of every SM of the device.
+  bool whole_device = false;
+};
+
+/// Parses one layout: "all" (the whole device) or a partition request ("16,rest", "8,8,rest").
+/// Throws request_error (CUDA_ERROR_INVALID_VALUE) naming the offending item.
+layout_request parse_layout(std::string_view text);
+
+/// Parses a pool's layouts in order. Throws request_error when the list is empty or when two
+/// entries name the same layout once written canonically ("16,rest" and "16, rest"), saying which.
+std::vector<layout_request> parse_layouts(std::span<const std::string> texts);
+
+} // namespace greenctx
