@@ -256,7 +256,7 @@ class GroupSplit:
 
 def split_groups(resource: SmResource, groups: object, dry_run: bool = False) -> GroupSplit:
     """
-    CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and backfill supported. The result's params carry the defaults and discovered counts. Raises RequestError when a group cannot be made (unless dry_run), Error (code 801, not supported) for co-scheduled counts the driver cannot guarantee.
+    CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as GroupParams or text ('16:cosched=2 0:backfill'), made left to right; discovery (0) and backfill supported. The result's params carry the defaults and discovered counts. Raises RequestError when a group cannot be made (unless dry_run; the message ends with advice), including a group that cannot run the clusters its coscheduled count promises (proved at the split with the occupancy calculator), Error (code 801, not supported) for co-scheduled counts the driver cannot guarantee.
     """
 
 def max_active_sm_clusters(context: ExecutionContext, cluster_size: int) -> int:

@@ -49,6 +49,13 @@ def test_split_groups_refuses_what_cannot_be_made(gpu):
         greenctx.split_groups(gpu.sms(), "64 72")
     with pytest.raises(greenctx.RequestError, match="odd"):
         greenctx.split_groups(gpu.sms(), "15")
+    # Clusters of 4 from IgnoreSmCoscheduling pieces are proved at the split (refused on the
+    # H200, driver 580) and the message ends with advice; a dry run carries the advice too.
+    if gpu.sms().sm_count == 132:
+        with pytest.raises(greenctx.RequestError, match="Advice: this GPU has 15 co-scheduled"):
+            greenctx.split_groups(gpu.sms(), "28:cosched=4:pref=4 32:cosched=4:pref=4")
+        dry = greenctx.split_groups(gpu.sms(), "120 16", dry_run=True)
+        assert "{104, 16}" in dry.advice
 
 
 def test_split_by_count_gives_equal_groups(gpu):

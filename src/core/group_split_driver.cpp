@@ -124,12 +124,13 @@ group_split_result split_groups(const sm_resource &input, std::span<sm_group_par
   }
 }
 
-std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params) {
+std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
+                         const request_prover &prove) {
   std::vector<sm_group_params> p(params.begin(), params.end());
   const group_limits limits =
       make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
   apply_group_defaults(p, limits);
-  return greenctx::split_advice(input, p, limits, driver_backend());
+  return greenctx::split_advice(input, p, limits, driver_backend(), prove);
 }
 
 } // namespace greenctx

@@ -2,6 +2,7 @@
 
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/lab/occupancy.hpp"
+#include "greenctx/plan/error.hpp"
 #include "greenctx/plan/group_params.hpp"
 
 #include <deque>
@@ -47,7 +48,7 @@ unsigned proven_clusters(const descriptor &desc, unsigned cluster_size, green_co
   return n;
 }
 
-bool prove_cluster_promises(group_split_result &r, const sm_resource &input) {
+bool prove_cluster_promises(group_split_result &r, const sm_resource &input, bool advise) {
   bool all = true;
   for (std::size_t i = 0; i < r.groups.size(); ++i) {
     const sm_group &g = r.groups[i];
@@ -67,9 +68,21 @@ bool prove_cluster_promises(group_split_result &r, const sm_resource &input) {
              std::to_string(g.coscheduled) + " promises (measured with the occupancy calculator)";
     o.obtained = 0;
   }
-  if (!all && r.advice.empty())
-    r.advice = split_advice(input, r.params);
+  if (!all && advise)
+    r.advice = split_advice(input, r.params, [&input](std::span<const sm_group_params> alt) {
+      return prove_request(input, alt);
+    });
   return all;
+}
+
+bool prove_request(const sm_resource &input, std::span<const sm_group_params> params) {
+  std::vector<sm_group_params> p(params.begin(), params.end());
+  try {
+    group_split_result r = split_groups(input, p);
+    return prove_cluster_promises(r, input, false);
+  } catch (const request_error &) {
+    return false;
+  }
 }
 
 } // namespace greenctx

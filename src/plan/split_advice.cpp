@@ -27,7 +27,7 @@ std::size_t largest_fixed(std::span<const sm_group_params> params) {
 
 struct planned {
   bool made = false;
-  bool proved_on_creation = false;
+  bool needs_proof = false; // a group without a driver co-scheduling promise
 };
 
 planned dry_plan(const sm_resource &input, std::vector<sm_group_params> params,
@@ -37,8 +37,8 @@ planned dry_plan(const sm_resource &input, std::vector<sm_group_params> params,
     const group_split_result r = plan_group_split(input, params, limits, backend, true);
     planned p{r.all_made(), false};
     for (const auto &o : r.outcomes)
-      p.proved_on_creation = p.proved_on_creation || o.ignore_coscheduling_pieces || o.run > 0 ||
-                             o.unit != limits.device_alignment;
+      p.needs_proof = p.needs_proof || o.ignore_coscheduling_pieces || o.run > 0 ||
+                      o.unit != limits.device_alignment;
     return p;
   } catch (const error &) { // a rule the alternative breaks, or a unit this driver lacks
     return {};
@@ -101,7 +101,8 @@ std::string to_request_text(std::span<const sm_group_params> params, const group
 std::vector<split_alternative> split_alternatives(const sm_resource &input,
                                                   std::span<const sm_group_params> params,
                                                   const group_limits &limits,
-                                                  const split_backend &backend) {
+                                                  const split_backend &backend,
+                                                  const request_prover &prove) {
   std::vector<split_alternative> out;
   const auto add = [&](std::vector<sm_group_params> alt, std::string change, bool need_promise) {
     if (alt.empty())
@@ -113,15 +114,15 @@ std::vector<split_alternative> split_alternatives(const sm_resource &input,
       if (seen.params == alt)
         return;
     const planned p = dry_plan(input, alt, limits, backend);
-    if (!p.made || (need_promise && p.proved_on_creation))
+    if (!p.made || (p.needs_proof && (need_promise || !prove || !prove(alt))))
       return;
-    out.push_back({std::move(alt), std::move(change), p.proved_on_creation});
+    out.push_back({std::move(alt), std::move(change), p.needs_proof});
   };
 
   add(whole_units(params, limits,
                   [&](const std::vector<sm_group_params> &alt) {
                     const planned p = dry_plan(input, alt, limits, backend);
-                    return p.made && !p.proved_on_creation;
+                    return p.made && !p.needs_proof;
                   }),
       "whole co-scheduled units", true);
 
@@ -154,15 +155,16 @@ std::string coscheduled_units_text(const sm_resource &input, const group_limits 
 }
 
 std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const group_limits &limits, const split_backend &backend) {
+                         const group_limits &limits, const split_backend &backend,
+                         const request_prover &prove) {
   std::string out = coscheduled_units_text(input, limits, backend);
-  const auto alts = split_alternatives(input, params, limits, backend);
+  const auto alts = split_alternatives(input, params, limits, backend, prove);
   if (alts.empty())
     return out + "; no nearby request can be made here";
   out += "; requests that can be made here: ";
   for (std::size_t i = 0; i < alts.size(); ++i)
     out += (i ? "; " : "") + to_short_string(alts[i].params, limits) + " (" + alts[i].change +
-           (alts[i].proved_on_creation ? ", clusters proved when made" : "") + ")";
+           (alts[i].proved ? ", clusters proved" : "") + ")";
   return out;
 }
 

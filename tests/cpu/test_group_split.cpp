@@ -262,12 +262,35 @@ TEST(SplitAdvice, names_the_units_and_requests_that_work_here) {
   const auto limits = make_group_limits(132, h200_grain, 9);
   std::vector<sm_group_params> params{{112, 0, 0, 0}, {16, 0, 0, 0}};
   apply_group_defaults(params, limits);
-  const std::string text = split_advice(fake_resource(132), params, limits, gpu.backend());
+  const request_prover proves = [](std::span<const sm_group_params>) { return true; };
+  const std::string text =
+      split_advice(fake_resource(132), params, limits, gpu.backend(), proves);
   for (const char *part :
        {"15 co-scheduled units of 8 SMs (120 SMs) and 12 SMs outside whole units",
         "{104, 16} (whole co-scheduled units)", "{112 Backfill, 16} (Backfill on group 0)",
-        "{112 cosched 2, 16 cosched 2} (coscheduledSmCount 2, clusters proved when made)"})
+        "{112 cosched 2, 16 cosched 2} (coscheduledSmCount 2, clusters proved)"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\nnot in: " << text;
+}
+
+// A request that needs a cluster proof is named only when the prover proves it: without one,
+// or when the proof fails, advice leaves it out rather than name a request that is then refused.
+TEST(SplitAdvice, names_requests_that_need_a_proof_only_when_proved) {
+  fake_h200 gpu;
+  const auto limits = make_group_limits(132, h200_grain, 9);
+  std::vector<sm_group_params> params{{112, 0, 0, 0}, {16, 0, 0, 0}};
+  apply_group_defaults(params, limits);
+  unsigned asked = 0;
+  const request_prover refuse_all = [&](std::span<const sm_group_params>) {
+    ++asked;
+    return false;
+  };
+  for (const request_prover &prove : {request_prover{}, refuse_all}) {
+    const auto alts = split_alternatives(fake_resource(132), params, limits, gpu.backend(), prove);
+    ASSERT_EQ(alts.size(), 2u);
+    EXPECT_EQ(to_short_string(alts[0].params, limits), "{104, 16}");
+    EXPECT_EQ(to_short_string(alts[1].params, limits), "{112 Backfill, 16}");
+  }
+  EXPECT_EQ(asked, 1u) << "only the coscheduledSmCount 2 request needs a proof";
 }
 
 TEST(SplitAdvice, rounds_to_whole_units_for_a_promise_small_pieces_cannot_keep) {
@@ -278,7 +301,7 @@ TEST(SplitAdvice, rounds_to_whole_units_for_a_promise_small_pieces_cannot_keep) 
   const auto alts = split_alternatives(fake_resource(132), params, limits, gpu.backend());
   ASSERT_FALSE(alts.empty());
   EXPECT_EQ(to_short_string(alts[0].params, limits), "{32 cosched 4, 32 cosched 4}");
-  EXPECT_FALSE(alts[0].proved_on_creation);
+  EXPECT_FALSE(alts[0].proved);
   EXPECT_EQ(to_request_text(alts[0].params, limits), "32:cosched=4:pref=4 32:cosched=4:pref=4");
   for (const auto &a : alts) // every alternative is a request the planner makes
     EXPECT_NE(to_short_string(a.params, limits), to_short_string(params, limits));

@@ -23,9 +23,16 @@ unsigned proven_clusters(const descriptor &desc, unsigned cluster_size,
 
 /// Checks every group of a real split `r` that needs it (needs_cluster_check, coscheduled >= 2)
 /// against clusters_promised with proven_clusters. A group that falls short is marked not made:
-/// its outcome gets obtained = 0 and a note with the measured and promised counts, and
-/// `r.advice` is filled (split_advice on `input`). Returns whether every group passed. Groups of
-/// a dry run (none returned) are not checked. Throws error for driver failures.
-bool prove_cluster_promises(group_split_result &r, const sm_resource &input);
+/// its outcome gets obtained = 0 and a note with the measured and promised counts, and, when
+/// `advise`, `r.advice` is filled (split_advice on `input`, with prove_request as its prover).
+/// Returns whether every group passed. Groups of a dry run (none returned) are not checked.
+/// Throws error for driver failures.
+bool prove_cluster_promises(group_split_result &r, const sm_resource &input, bool advise = true);
+
+/// Whether a split of `input` by `params` is made and every group proved: split_groups and
+/// prove_cluster_promises, as the C API's cudaDevSmResourceSplit does. False for a refusal.
+/// The contexts a proof makes are kept and cached (proven_clusters), so asking again is cheap.
+/// Throws error for driver failures other than refusals.
+bool prove_request(const sm_resource &input, std::span<const sm_group_params> params);
 
 } // namespace greenctx

@@ -5,19 +5,24 @@
 
 #include "greenctx/plan/group_plan.hpp"
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace greenctx {
 
+/// Whether a request whose groups carry no driver co-scheduling promise really runs the clusters
+/// it promises (a real split and a cluster proof; lab/cluster_proof.hpp has the driver's).
+using request_prover = std::function<bool(std::span<const sm_group_params> params)>;
+
 /// A request near the one refused, that the planner makes on the same input.
 struct split_alternative {
   std::vector<sm_group_params> params; ///< defaults applied
   std::string change;                  ///< what was changed, for people ("Backfill on group 0")
   /// Some of its groups carry no driver co-scheduling promise (pieces of another size than the
-  /// device's alignment): their clusters are proved when they are made, and may still fail there.
-  bool proved_on_creation = false;
+  /// device's alignment): the prover proved their clusters.
+  bool proved = false;
 };
 
 /// "{104, 16}", "{112 Backfill, 16}", "{112 cosched 2, 16 cosched 2}": each group's SM count, with
@@ -35,11 +40,14 @@ std::string to_request_text(std::span<const sm_group_params> params, const group
 ///  2. Backfill on the largest fixed group;
 ///  3. coscheduledSmCount 2 (preferred 2) for every group.
 /// Each is planned as a dry run with `backend` (driver splits, no green contexts for one-call
-/// plans). Empty when none is found.
+/// plans). One whose groups carry no driver promise is kept only when `prove` says it holds, and
+/// left out without a prover: advice never names a request that would then be refused. Empty
+/// when none is found.
 std::vector<split_alternative> split_alternatives(const sm_resource &input,
                                                   std::span<const sm_group_params> params,
                                                   const group_limits &limits,
-                                                  const split_backend &backend);
+                                                  const split_backend &backend,
+                                                  const request_prover &prove = {});
 
 /// "this GPU has 15 co-scheduled units of 8 SMs (120 SMs) and 12 SMs outside whole units", for
 /// `input` split into pieces of the device's alignment with `backend`.
@@ -49,6 +57,7 @@ std::string coscheduled_units_text(const sm_resource &input, const group_limits 
 /// The advice as one paragraph: coscheduled_units_text, then the alternatives ("requests that
 /// can be made here: {104, 16}; ..."). For the end of an error message.
 std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const group_limits &limits, const split_backend &backend);
+                         const group_limits &limits, const split_backend &backend,
+                         const request_prover &prove = {});
 
 } // namespace greenctx
