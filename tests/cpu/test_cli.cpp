@@ -537,6 +537,30 @@ TEST(Cli, CommBenchChecksItsListsBeforeTheDriver) {
   expect_error(run_cli({"bench", "--comm", "--tolerance", "0x10"}), exit_usage);
 }
 
+TEST(Cli, AdaptiveBenchOptionsRefusedBeforeTheDriver) {
+  // Every refusal here comes before the driver is opened (exit 2, not 3).
+  auto r = run_cli({"bench", "--adaptive", "--shrink-to", "8,x"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--shrink-to: entry 2")) << r;
+  r = run_cli({"bench", "--adaptive", "--policies", "lead,eager"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "'eager' is not a policy")) << r;
+  r = run_cli({"bench", "--adaptive", "--background", "spin"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "memory background only")) << r;
+  r = run_cli({"bench", "--adaptive", "--comm"});
+  expect_error(r, exit_usage);
+  r = run_cli({"bench", "--lead-us", "50"}); // an --adaptive option without --adaptive
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "add --adaptive")) << r;
+  r = run_cli({"bench", "--quick"});
+  expect_error(r, exit_usage);
+  // Valid options reach the driver, which this machine lacks.
+  r = run_cli({"bench", "--adaptive", "--quick", "--background", "memory", "--quiet"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
 TEST(Cli, CommBenchWithoutDriver) {
   // The measurement runs in child processes; their failure is the command's, said once.
   const auto r = run_cli({"bench", "--comm", "--quick", "--quiet"});
