@@ -319,7 +319,7 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
   for (const auto &v : verdicts)
     longest = std::max(longest, v.name.size());
   const double left = std::max(220.0, 40 + 6.9 * static_cast<double>(longest));
-  const double right = 60, row = 26, top = 96, width = left + 560, plot_w = width - left - right;
+  const double right = 60, row = 26, top = 116, width = left + 560, plot_w = width - left - right;
   const std::size_t n = verdicts.size();
   const double panel2_top = top + row * n + 80, height = panel2_top + row * n + 50;
   svg::document doc(width, height);

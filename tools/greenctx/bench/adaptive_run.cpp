@@ -125,12 +125,12 @@ results run(const device &dev, const config &cfg,
   }
   out.critical_sharing =
       out.critical_shared
-          ? fmt::format("the critical partition is one green context (pool slot {}, {} SMs) in "
-                        "every layout: the pool found equal descriptor content ids",
+          ? fmt::format("one green context (pool slot {}, {} SMs) in every layout: the pool "
+                        "found equal descriptor content ids",
                         wide.parts[0].slot, out.critical_sms_obtained)
-          : "the critical partition differs between layouts (different split pieces, so "
-            "different green contexts, possibly on different SMs): each adaptive sample launches "
-            "on the narrow layout's critical stream";
+          : "NOT shared: the layouts' critical pieces differ (different green contexts, "
+            "possibly on different SMs); each adaptive sample launches on its narrow layout's "
+            "critical stream";
   say(out.critical_sharing);
 
   const device_buffer in(dev, cfg.chunk_bytes), outb(dev, cfg.chunk_bytes);
