@@ -18,6 +18,9 @@
 //   reactive-wait  the same, then waits for the wide chunks before launching.
 // After the critical work completes the host switches back to the wide layout. A critical
 // sample's latency is counted from its arrival, so time spent waiting for wide chunks counts.
+// The host feeds the background (reading the pool's current layout before each chunk) until the
+// arrival and not while it waits for the critical kernel: the queue (depth x chunk) covers it, and
+// a launch of its own would delay noticing the completion in the configurations with a background.
 //
 // This header and adaptive_report.cpp are pure code (CPU-tested); adaptive_run.cpp measures.
 #pragma once
