@@ -4,6 +4,7 @@
 //
 // Exit codes: 0 success, 1 verification failed, 2 usage error or bad input, 3 no driver or no GPU,
 // 4 driver lacks a feature, 5 other CUDA error. Errors go to stderr and start with "greenctx: ".
+#include "bench/adaptive.hpp"
 #include "text_checks.hpp"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@ namespace {
 using greenctx_test::contains;
 
 constexpr int exit_ok = 0;
+constexpr int exit_check_failed = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_no_driver = 3;
 
@@ -537,6 +539,30 @@ TEST(Cli, CommBenchChecksItsListsBeforeTheDriver) {
   expect_error(run_cli({"bench", "--comm", "--tolerance", "0x10"}), exit_usage);
 }
 
+TEST(Cli, AdaptiveBenchOptionsRefusedBeforeTheDriver) {
+  // Every refusal here comes before the driver is opened (exit 2, not 3).
+  auto r = run_cli({"bench", "--adaptive", "--shrink-to", "8,x"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--shrink-to: entry 2")) << r;
+  r = run_cli({"bench", "--adaptive", "--policies", "lead,eager"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "'eager' is not a policy")) << r;
+  r = run_cli({"bench", "--adaptive", "--background", "spin"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "memory background only")) << r;
+  r = run_cli({"bench", "--adaptive", "--comm"});
+  expect_error(r, exit_usage);
+  r = run_cli({"bench", "--lead-us", "50"}); // an --adaptive option without --adaptive
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "add --adaptive")) << r;
+  r = run_cli({"bench", "--quick"});
+  expect_error(r, exit_usage);
+  // Valid options reach the driver, which this machine lacks.
+  r = run_cli({"bench", "--adaptive", "--quick", "--background", "memory", "--quiet"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
 TEST(Cli, CommBenchWithoutDriver) {
   // The measurement runs in child processes; their failure is the command's, said once.
   const auto r = run_cli({"bench", "--comm", "--quick", "--quiet"});
@@ -596,6 +622,63 @@ TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "| isolation |")) << r;
   EXPECT_TRUE(contains(r.out, "0.935")) << r;
+}
+
+// A synthetic --adaptive run saved and re-reported without a GPU: --check-targets passes only when
+// an adaptive configuration meets both targets; a plain bench file is refused.
+std::string saved_adaptive_run(const std::filesystem::path &dir, double adaptive_spike_us) {
+  namespace ad = greenctx::cli::bench::adaptive;
+  const auto series = [](double spike) {
+    greenctx::cli::bench::critical_stats c;
+    for (int i = 0; i < 100; ++i) {
+      c.host_us.push_back(i == 99 ? spike : 40);
+      c.gpu_us.push_back(38);
+    }
+    return c;
+  };
+  ad::results r;
+  r.device_sms = 132;
+  r.critical_sms_obtained = 16;
+  r.wide_sms_obtained = 116;
+  r.narrow_sms_obtained = {32};
+  r.cfg.shrink_to = {32};
+  r.cfg.policies = {ad::policy::lead};
+  r.configurations = {{"alone", "alone", 0, "", series(40), std::nullopt, {}},
+                      {"static",
+                       "static",
+                       0,
+                       "",
+                       series(6340),
+                       greenctx::cli::bench::background_rate{3.5e12, 1},
+                       {}},
+                      {"adaptive-32-lead",
+                       "adaptive",
+                       32,
+                       "lead",
+                       series(adaptive_spike_us),
+                       greenctx::cli::bench::background_rate{3.0e12, 1},
+                       {}}};
+  const auto path = dir / ("adaptive-" + std::to_string(adaptive_spike_us) + ".json");
+  std::ofstream(path) << ad::to_json(r, {{"gpu", "Synthetic"}}).dump();
+  return path.string();
+}
+
+TEST(Cli, AdaptiveBenchFromASavedRun) {
+  temp_dir dir;
+  // p99 = 40 + 0.01 x (spike - 40): 45 (isolation 1.125, met) and 50 (1.25, missed).
+  const std::string met = saved_adaptive_run(dir.path, 540),
+                    missed = saved_adaptive_run(dir.path, 1040);
+  const std::string svg = (dir.path / "a.svg").string();
+  auto r = run_cli({"bench", "--adaptive", "--from", met, "--check-targets", "--svg", svg});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "1.125")) << r;
+  EXPECT_TRUE(std::filesystem::file_size(svg) > 0);
+  r = run_cli({"bench", "--adaptive", "--from", missed, "--check-targets"});
+  EXPECT_EQ(r.exit_code, exit_check_failed) << r;
+  EXPECT_TRUE(contains(r.out, "NO (isolation)")) << r;
+  r = run_cli({"bench", "--adaptive", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "mode")) << r;
 }
 
 // A scale run saved by an earlier greenctx, whose runs report confined_threads: read as device 0

@@ -1,4 +1,5 @@
 // greenctx bench: latency isolation under contention, measured like a benchmark tool.
+#include "bench/adaptive.hpp"
 #include "bench/clocks.hpp"
 #include "bench/comm.hpp"
 #include "bench/comm_children.hpp"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -30,6 +32,11 @@ struct bench_options {
   std::string sizes, comm_sms;    ///< empty: the defaults
   unsigned tolerance = 10, comm_timeout = 600, window_ms = 0;
   bool samples_given = false, warmup_given = false;
+  // --adaptive: the memory-bound background's partition shrunk around critical work
+  bool adaptive = false;
+  std::string shrink_to, policies; ///< empty: the defaults
+  unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2;
+  bool rounds_given = false, rate_window_given = false;
 };
 
 constexpr const char *api = "greenctx bench";
@@ -98,9 +105,81 @@ int run_comm(const bench_options &opt) {
   return report_comm(opt, r, env);
 }
 
+int report_adaptive(const bench_options &opt, const bench::adaptive::results &r,
+                    const nlohmann::json &env) {
+  namespace ad = bench::adaptive;
+  const std::string md = ad::markdown(r, env);
+  std::fputs(md.c_str(), stdout);
+  write_outputs(api, opt.output,
+                {[&] { return md; }, [&] { return ad::to_json(r, env).dump(1) + "\n"; },
+                 [&] { return ad::to_csv(r); }, [&] { return ad::to_svg(r, env); }});
+  if (opt.check_targets) {
+    const auto v = ad::evaluate(r);
+    if (std::none_of(v.begin(), v.end(),
+                     [](const ad::verdict &x) { return x.name != "static" && x.met(); }))
+      return exit_check_failed;
+  }
+  return exit_ok;
+}
+
+// --adaptive: a pool of layouts "C,rest" and "C,N,rest", the memory-bound background moved
+// between them around each critical arrival (bench/adaptive.hpp).
+int run_adaptive(const bench_options &opt) {
+  namespace ad = bench::adaptive;
+  if (!opt.output.from.empty())
+    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+      return report_adaptive(opt, ad::from_json(j), j.at("environment"));
+    });
+  ad::config cfg;
+  cfg.device = opt.cfg.device;
+  cfg.critical_sms = opt.cfg.critical_sms;
+  cfg.shrink_to = !opt.shrink_to.empty() ? ad::parse_shrink_to(opt.shrink_to)
+                  : opt.quick            ? std::vector<unsigned>{16, 64}
+                                         : cfg.shrink_to;
+  if (!opt.policies.empty())
+    cfg.policies = ad::parse_policies(opt.policies);
+  cfg.lead = std::chrono::microseconds(opt.lead_us);
+  cfg.chunk_bytes = std::size_t{opt.chunk_mib} << 20;
+  cfg.queue_depth = opt.queue_depth;
+  cfg.samples = opt.samples_given ? opt.cfg.samples : (opt.quick ? 200 : 1000);
+  cfg.warmup = opt.warmup_given ? opt.cfg.warmup : (opt.quick ? 20 : 50);
+  cfg.rounds = opt.rounds_given ? opt.cfg.rounds : (opt.quick ? 4 : 10);
+  cfg.gap = std::chrono::microseconds(opt.gap_us);
+  cfg.critical_blocks = opt.cfg.critical_blocks;
+  cfg.critical_block_time = std::chrono::microseconds(opt.critical_us);
+  cfg.rate_window = std::chrono::milliseconds(
+      opt.rate_window_given ? opt.rate_window_ms : (opt.quick ? 100 : opt.rate_window_ms));
+  check_output_paths(api, opt.output);
+  const driver_info drv = query_driver();
+  const device dev(cfg.device);
+  ad::validate(cfg, dev.sms().sm_count()); // before any green context is made
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  env["clocks_before"] = bench::read_clocks(dev);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench --adaptive: %s\n", line.c_str());
+  };
+  const ad::results r = ad::run(dev, cfg, progress);
+  env["clocks_after"] = bench::read_clocks(dev);
+  return report_adaptive(opt, r, env);
+}
+
 int run_bench(bench_options opt) {
   if (opt.comm)
     return run_comm(opt);
+  if (opt.adaptive && !opt.devices.empty()) {
+    const auto list = parse_device_list(opt.devices, api);
+    if (!list || list->size() != 1)
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "--device " + opt.devices +
+                              ": --adaptive runs on one GPU: give one ordinal (e.g. 0)");
+    opt.cfg.device = list->front();
+  }
+  if (opt.adaptive)
+    return run_adaptive(opt);
   if (!opt.devices.empty()) {
     const auto list = parse_device_list(opt.devices, api);
     if (!list || list->size() != 1)
@@ -229,7 +308,38 @@ void add_bench(CLI::App &app, action &run) {
                 "--gemm-n and the output options");
   cmd->add_flag("--quick", opt->quick,
                 "With --comm: a short run (3 sizes, k in 8,16,32, 20 samples) unless lists are "
-                "given");
+                "given; with --adaptive: --shrink-to 16,64, 200 samples in 4 rounds, 100 ms "
+                "rate windows unless given");
+  cmd->add_flag("--adaptive", opt->adaptive,
+                "Instead of the placements: a memory-bound background (streaming copy in short "
+                "chunks) on a pool of layouts C,rest and C,N,rest, shrunk to N SMs around each "
+                "critical arrival and grown back after, against the same background held on "
+                "C,rest; reports isolation (p99 / p99 alone) and the background rate of the "
+                "static one's (targets 1.2 and 0.8). Uses --critical-sms, --samples, --warmup, "
+                "--rounds, --gap-us, --critical-blocks, --critical-us, --rate-window-ms and the "
+                "output options; --check-targets: exit 1 unless an adaptive configuration meets "
+                "both");
+  cmd->add_option("--shrink-to", opt->shrink_to,
+                  "With --adaptive: the N values, SMs of the narrow background partition, "
+                  "separated by commas (default 8,16,32,64)");
+  cmd->add_option("--policies", opt->policies,
+                  "With --adaptive: lead (shrink --lead-us before each arrival, known in "
+                  "advance), lead-wait (and wait for the wide chunks before launching), reactive "
+                  "(shrink at the arrival), reactive-wait; separated by commas (default all)");
+  cmd->add_option("--lead-us", opt->lead_us,
+                  "With --adaptive: how long before each critical arrival the lead policies "
+                  "shrink the background")
+      ->transform(decimal(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--chunk-mib", opt->chunk_mib,
+                  "With --adaptive: MiB copied by each background chunk (shorter chunks let a "
+                  "switch take effect sooner)")
+      ->transform(decimal(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--queue-depth", opt->queue_depth,
+                  "With --adaptive: background chunks queued at most, over both layouts")
+      ->transform(decimal(1, 64))
+      ->capture_default_str();
   cmd->add_option("--sizes", opt->sizes,
                   "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
                   "1M,16M,1G (default 1M to 1G in powers of 4)");
@@ -256,11 +366,39 @@ void add_bench(CLI::App &app, action &run) {
   cmd->callback([opt, cmd, &run] {
     opt->samples_given = cmd->get_option("--samples")->count() > 0;
     opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
+    opt->rounds_given = cmd->get_option("--rounds")->count() > 0;
+    opt->rate_window_given = cmd->get_option("--rate-window-ms")->count() > 0;
+    const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
+    if (opt->comm && opt->adaptive)
+      throw CLI::ValidationError("--adaptive", "and --comm are two different benches: give one");
     if (!opt->comm)
-      for (const char *name : {"--quick", "--sizes", "--comm-sms", "--tolerance", "--window-ms",
-                               "--comm-timeout"})
-        if (cmd->get_option(name)->count() > 0)
+      for (const char *name :
+           {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"})
+        if (given(name))
           throw CLI::ValidationError(name, "is an option of --comm: add --comm, or leave it out");
+    if (!opt->comm && !opt->adaptive && given("--quick"))
+      throw CLI::ValidationError("--quick", "is an option of --comm and --adaptive: add one, or "
+                                            "leave it out");
+    if (!opt->adaptive)
+      for (const char *name : {"--shrink-to", "--policies", "--lead-us", "--chunk-mib",
+                               "--queue-depth"})
+        if (given(name))
+          throw CLI::ValidationError(name,
+                                     "is an option of --adaptive: add --adaptive, or leave it out");
+    if (opt->adaptive) {
+      if (given("--background") && opt->background != "memory")
+        throw CLI::ValidationError("--background", "--adaptive measures the memory background "
+                                                   "only: give --background memory or leave it "
+                                                   "out");
+      if (given("--critical") && opt->critical != "kernel")
+        throw CLI::ValidationError("--critical", "--adaptive measures the critical kernel only: "
+                                                 "give --critical kernel or leave it out");
+      for (const char *name : {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib",
+                               "--gemm-n"})
+        if (given(name))
+          throw CLI::ValidationError(name, "has no effect with --adaptive (its background is a "
+                                           "chunked copy: see --chunk-mib): leave it out");
+    }
     run = [opt] { return run_bench(*opt); };
   });
 }
