@@ -127,6 +127,8 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     if (reused) {
       made->owner = std::move(reused->owner);
       made->idle = std::move(reused->idle);
+    } else if (green_context proved = take_proof_context(native)) {
+      made->owner = std::move(proved); // the split made it to prove the group's clusters
     } else {
       made->owner = green_context::create(native);
     }

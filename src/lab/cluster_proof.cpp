@@ -48,6 +48,20 @@ unsigned proven_clusters(const descriptor &desc, unsigned cluster_size, green_co
   return n;
 }
 
+green_context take_proof_context(const descriptor &desc) {
+  const std::uint64_t id = desc.content_id();
+  if (id == 0)
+    return {};
+  proof_cache &c = cache();
+  std::lock_guard lock(c.mutex);
+  auto it = c.contexts.find(id);
+  if (it == c.contexts.end())
+    return {};
+  green_context out = std::move(it->second);
+  c.contexts.erase(it);
+  return out;
+}
+
 bool prove_cluster_promises(group_split_result &r, const sm_resource &input, bool advise) {
   bool all = true;
   for (std::size_t i = 0; i < r.groups.size(); ++i) {

@@ -316,6 +316,29 @@ TEST_F(CudaCompat, groups_of_112_and_16_for_clusters_of_2_are_disjoint) {
     EXPECT_EQ(big.count(sm), 0u) << "SM " << sm << " is in both groups";
 }
 
+// A group proved at the split becomes a context without a second green context: the context
+// made for the proof is the one cudaGreenCtxCreate hands out (device memory: a green context holds
+// about 5 MiB on driver 580, so two new contexts would take about 10 MiB).
+TEST_F(CudaCompat, a_proved_group_becomes_its_context_without_another) {
+  if (sm_count != 132)
+    GTEST_SKIP() << "the case is the H200's 132 SMs; this GPU has " << sm_count;
+  // {80, 48} with clusters of 2: pieces of 8 reach 120 SMs only, so the groups are made of pieces
+  // of 16 and proved (no other test of this process splits them).
+  std::vector<cudaDevSmResourceGroupParams> p{group(80, 2, 2, 0), group(48, 2, 2, 0)};
+  auto r = split(p);
+  ASSERT_EQ(r[0].sm.smCount, 80u) << greenctxGetLastErrorMessage();
+  size_t free_before = 0, free_after = 0, total = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_before, &total));
+  cudaExecutionContext_t big = make_context(&r[0], 1);
+  cudaExecutionContext_t small = make_context(&r[1], 1);
+  CHECK_CUDA(cudaMemGetInfo(&free_after, &total));
+  const double grew_mib = (double(free_before) - double(free_after)) / (1 << 20);
+  std::printf("[ info     ] two contexts of proved groups took %.1f MiB\n", grew_mib);
+  EXPECT_LT(grew_mib, 4.0);
+  EXPECT_EQ(sms_used(make_stream(big), 8000).size(), 80u);
+  EXPECT_EQ(sms_used(make_stream(small), 8000).size(), 48u);
+}
+
 // The guide's {112, 16} with default co-scheduling, written for an H100 (issue 12 item 3): on
 // the H200 it cannot be made, and the refusal says why and names requests that work here; each
 // of them is then made.

@@ -21,6 +21,12 @@ namespace greenctx {
 unsigned proven_clusters(const descriptor &desc, unsigned cluster_size,
                          green_context_ref made = {});
 
+/// Hands over the green context made to prove `desc` (a descriptor with the same content id), so
+/// that making the group's own context costs no second context: the caller owns it from then on.
+/// Null when there is none (`desc` was never proved with a context of its own, has no content id,
+/// or its context was taken already). The measured counts stay cached. Thread-safe.
+green_context take_proof_context(const descriptor &desc);
+
 /// Checks every group of a real split `r` that needs it (needs_cluster_check, coscheduled >= 2)
 /// against clusters_promised with proven_clusters. A group that falls short is marked not made:
 /// its outcome gets obtained = 0 and a note with the measured and promised counts, and, when
