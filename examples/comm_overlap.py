@@ -34,6 +34,7 @@ feature; 5 another CUDA or NCCL error.
 import argparse
 import collections
 import datetime
+import functools
 import json
 import math
 import os
@@ -41,18 +42,12 @@ import socket
 import sys
 import time
 
+from example_support import fail as fail_as, percentile
+
 PROG = "comm_overlap"
 
 
-def fail(code, message):
-    print(f"{PROG}: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-def percentile(samples, q):
-    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
-    s = sorted(samples)
-    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
+fail = functools.partial(fail_as, PROG)
 
 
 def parse_args():

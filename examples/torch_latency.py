@@ -43,6 +43,7 @@ PyTorch, no greenctx module, no NVIDIA driver or no GPU; 4 the driver lacks a ne
 import argparse
 import collections
 import datetime
+import functools
 import json
 import math
 import os
@@ -54,18 +55,12 @@ import subprocess
 import sys
 import time
 
+from example_support import fail as fail_as, percentile, open_gpu
+
 PROG = "torch_latency"
 
 
-def fail(code, message):
-    print(f"{PROG}: {message}", file=sys.stderr)
-    sys.exit(code)
-
-
-def percentile(samples, q):
-    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
-    s = sorted(samples)
-    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
+fail = functools.partial(fail_as, PROG)
 
 
 def nvidia_driver_version():
@@ -217,26 +212,7 @@ DTYPES = {"bf16": lambda t: t.bfloat16, "fp16": lambda t: t.float16, "fp32": lam
 
 def main():
     args = parse_args()
-    try:
-        import torch
-    except ImportError as e:
-        fail(3, f"needs PyTorch with CUDA (import torch failed: {e})")
-    try:
-        import greenctx
-    except ImportError as e:
-        fail(3, f"needs the greenctx module (pip install . in the repository; import failed: {e})")
-    if not torch.cuda.is_available():
-        fail(3, f"no GPU: torch {torch.__version__} (CUDA {torch.version.cuda}) sees no CUDA "
-                f"device")
-    try:
-        driver = greenctx.query_driver()
-        if greenctx.Device.count() <= args.device:
-            fail(2 if greenctx.Device.count() else 3,
-                 f"no GPU {args.device}: the driver sees {greenctx.Device.count()}")
-        gpu = greenctx.Device(args.device)
-    except greenctx.Error as e:
-        fail(3, f"no GPU: {e}")
-    torch.cuda.set_device(args.device)
+    torch, greenctx, driver, gpu = open_gpu(PROG, args.device)
     split = f"{args.critical_sms},rest"
     try:
         parts = greenctx.PartitionSet.create(gpu, split)  # once: green contexts are costly
