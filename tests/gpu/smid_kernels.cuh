@@ -24,4 +24,16 @@ static __global__ void record_smid(unsigned *smids, unsigned long long spin_ns) 
   }
 }
 
+/// One block spins for spin_ns; its first thread then writes the block's start and end times (ns)
+/// to times[0..1]. Static, as above.
+static __global__ void timed_spin(unsigned long long *times, unsigned long long spin_ns) {
+  const unsigned long long start = now_ns();
+  while (now_ns() - start < spin_ns) {
+  }
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    times[0] = start;
+    times[1] = now_ns();
+  }
+}
+
 } // namespace greenctx_test

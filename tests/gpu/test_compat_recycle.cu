@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "compat_check.cuh"
 #include "smid_kernels.cuh"
 #include <gtest/gtest.h>
 
@@ -16,26 +17,10 @@
 #include <utility>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    const cudaError_t rc_ = (call);                                                                \
-    ASSERT_EQ(rc_, cudaSuccess) << #call << ": " << cudaGetErrorName(rc_) << ": "                  \
-                                << greenctxGetLastErrorMessage();                                  \
-  } while (0)
-
 namespace {
 
-using greenctx_test::now_ns;
 using greenctx_test::record_smid;
-
-// One block: spins for spin_ns, then writes its start and end time (ns) to times[0..1].
-__global__ void spin_then_stamp(unsigned long long *times, unsigned long long spin_ns) {
-  const unsigned long long start = now_ns();
-  while (now_ns() - start < spin_ns) {
-  }
-  times[0] = start;
-  times[1] = now_ns();
-}
+using greenctx_test::timed_spin;
 
 __global__ void touch(int *p) {
   *p += 1;
@@ -281,7 +266,7 @@ TEST_F(RecycleCompat, a_context_with_pending_work_is_not_reused_while_the_work_r
   unsigned long long *times = nullptr;
   CHECK_CUDA(cudaMalloc(&times, 2 * sizeof(unsigned long long)));
   CHECK_CUDA(cudaMemset(times, 0, 2 * sizeof(unsigned long long)));
-  spin_then_stamp<<<1, 1, 0, s>>>(times, 300'000'000ull); // 300 ms
+  timed_spin<<<1, 1, 0, s>>>(times, 300'000'000ull); // 300 ms
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaExecutionCtxDestroy(ctx)); // the kernel keeps running where it runs
 

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include "compat_check.cuh"
 #include "smid_kernels.cuh"
 #include <gtest/gtest.h>
 
@@ -17,28 +18,10 @@
 #include <climits>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                                           \
-  do {                                                                                             \
-    const cudaError_t rc_ = (call);                                                                \
-    ASSERT_EQ(rc_, cudaSuccess) << #call << ": " << cudaGetErrorName(rc_) << ": "                  \
-                                << greenctxGetLastErrorMessage();                                  \
-  } while (0)
-
 namespace {
 
-using greenctx_test::now_ns;
 using greenctx_test::record_smid;
-
-// One block: spins, and writes its start and end time (ns) to times[0..1].
-__global__ void timed_spin(unsigned long long *times, unsigned long long spin_ns) {
-  const unsigned long long start = now_ns();
-  while (now_ns() - start < spin_ns) {
-  }
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    times[0] = start;
-    times[1] = now_ns();
-  }
-}
+using greenctx_test::timed_spin;
 
 __global__ void cluster_kernel() {
 }
