@@ -19,7 +19,7 @@
 
 namespace {
 
-using greenctx_test::record_smid;
+using greenctx_test::sms_used;
 using greenctx_test::timed_spin;
 
 __global__ void touch(int *p) {
@@ -99,21 +99,6 @@ protected:
     cudaDevResource r{};
     EXPECT_EQ(cudaExecutionCtxGetDevResource(ctx, &r, cudaDevResourceTypeSm), cudaSuccess);
     return r.sm.smCount;
-  }
-
-  // The SMs a kernel of `blocks` blocks used on `stream` (enough blocks, each busy 20 us, to
-  // reach every SM the stream's context allows).
-  std::set<unsigned> sms_used(cudaStream_t stream, unsigned blocks = 4000) {
-    unsigned *d = nullptr;
-    std::vector<unsigned> h(blocks);
-    EXPECT_EQ(cudaMalloc(&d, blocks * sizeof(unsigned)), cudaSuccess);
-    record_smid<<<blocks, 32, 0, stream>>>(d, 20000);
-    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(h.data(), d, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    cudaFree(d);
-    return {h.begin(), h.end()};
   }
 
   // One cycle of the guide's flow: split `sms` plus the rest, a green context and a stream on

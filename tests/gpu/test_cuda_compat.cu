@@ -21,6 +21,7 @@
 namespace {
 
 using greenctx_test::record_smid;
+using greenctx_test::sms_used;
 using greenctx_test::timed_spin;
 
 __global__ void cluster_kernel() {
@@ -35,20 +36,6 @@ protected:
     CHECK_CUDA(cudaSetDevice(0)); // initialises the primary context, as the guide advises
     CHECK_CUDA(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
     CHECK_CUDA(cudaDeviceGetDevResource(0, &device_sms, cudaDevResourceTypeSm));
-  }
-
-  // The SMs a kernel of `blocks` blocks used on `stream`.
-  std::set<unsigned> sms_used(cudaStream_t stream, unsigned blocks = 4000) {
-    unsigned *d = nullptr;
-    std::vector<unsigned> h(blocks);
-    EXPECT_EQ(cudaMalloc(&d, blocks * sizeof(unsigned)), cudaSuccess);
-    record_smid<<<blocks, 32, 0, stream>>>(d, 20000);
-    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(h.data(), d, blocks * sizeof(unsigned), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    cudaFree(d);
-    return {h.begin(), h.end()};
   }
 
   // Splits the device by group parameters, returning the groups (and the remainder last).
