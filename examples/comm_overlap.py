@@ -22,6 +22,9 @@ its samples; the report shows, per scenario, the slowest rank's p50 and p99 (nea
 bus bandwidth at that p50 (size/time * 2(n-1)/n) and the mean GEMM TFLOP/s over the ranks.
 NCCL_NVLS_ENABLE is set to 0 (NVLink multicast off) unless the environment sets it.
 
+GREENCTX_COMM_ONE_GPU_TEST=1 accepts one GPU, for testing this program on a 1-GPU machine: an
+all-reduce over one rank communicates nothing, so the numbers answer nothing (the report says so).
+
 Usage:
   python examples/comm_overlap.py [--comm-sms 16] [--sizes-mib 1,16,256] [--samples 50]
                                   [--nproc N] [--json FILE]
@@ -45,6 +48,8 @@ import time
 from example_support import fail as fail_as, percentile
 
 PROG = "comm_overlap"
+ONE_GPU_TEST = os.environ.get("GREENCTX_COMM_ONE_GPU_TEST") == "1"
+MIN_GPUS = 1 if ONE_GPU_TEST else 2
 
 
 fail = functools.partial(fail_as, PROG)
@@ -77,8 +82,8 @@ def parse_args():
     if args.comm_sms < 1 or args.samples < 1 or args.warmup < 0 or args.gemm_size < 64:
         p.error("--comm-sms and --samples must be at least 1, --warmup at least 0, --gemm-size "
                 "at least 64")
-    if args.nproc == 1 or args.nproc < 0:
-        p.error("--nproc must be 2 or more (or 0: every GPU)")
+    if args.nproc < 0 or 0 < args.nproc < MIN_GPUS:
+        p.error(f"--nproc must be {MIN_GPUS} or more (or 0: every GPU)")
     return args
 
 
@@ -216,6 +221,9 @@ def report(torch, args, world, everyone):
           f"{nccl}, all-reduce on "
           f"{everyone[0]['comm_sms']} SMs, GEMM on {everyone[0]['gemm_sms']}, "
           f"NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')}")
+    if ONE_GPU_TEST:
+        print(f"{PROG}: ONE-GPU TEST RUN (GREENCTX_COMM_ONE_GPU_TEST=1): an all-reduce over one GPU "
+              f"communicates nothing; these numbers check the program and answer nothing")
     summary = []
     print(f"\n{'size':>8} {'scenario':<12} {'p50 us':>9} {'p99 us':>9} {'busbw GB/s':>10} "
           f"{'GEMM TFLOP/s':>12}")
@@ -235,6 +243,7 @@ def report(torch, args, world, everyone):
         info = {"tool": "examples/comm_overlap.py",
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "torch": torch.__version__, "world": world, "args": vars(args),
+                "one_gpu_test": ONE_GPU_TEST,
                 "env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "NCCL_MAX_CTAS",
                                                        "CUDA_DEVICE_MAX_CONNECTIONS")},
                 "summary": summary, "ranks": everyone}
@@ -270,13 +279,13 @@ def main():
               file=sys.stderr)
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # under torchrun
         world = int(os.environ["WORLD_SIZE"])
-        if world < 2:
+        if world < MIN_GPUS:
             fail(3, f"needs 2 GPUs or more: WORLD_SIZE is {world} (torchrun --nproc-per-node 2)")
         worker(int(os.environ.get("LOCAL_RANK", 0)), world, int(os.environ["RANK"]), args, None)
         return 0
     count = torch.cuda.device_count()
     world = args.nproc or count
-    if count < 2 or world > count:
+    if count < MIN_GPUS or world > count:
         fail(3, f"needs 2 GPUs or more: torch sees {count}" +
                 (f", --nproc asks {world}" if args.nproc else "") +
                 "; an all-reduce over one GPU has nothing to overlap")

@@ -9,6 +9,7 @@
 #   pytest.xml, pytest.log pytest -rs python/tests (JUnit XML, and the console output)
 #   torch_latency.json/.txt examples/torch_latency.py --json, and its console output
 #   dynamic_partition.json/.svg/.txt examples/dynamic_partition.py --quick, its chart and output
+#   comm_overlap[_one_gpu].json/.txt examples/comm_overlap.py (its one-GPU test mode on one GPU)
 #
 # Exits non-zero when a step failed. Each step has a time limit (GPU_CHECK_STEP_TIMEOUT seconds
 # overrides them all); the whole run takes about a minute or two on 16 cores.
@@ -163,4 +164,17 @@ step torch-latency 150 bash -o pipefail -c \
 step dynamic-partition 120 bash -o pipefail -c \
   "'$py' examples/dynamic_partition.py --quick --json '$out/dynamic_partition.json' \
    --svg '$out/dynamic_partition.svg' 2>&1 | tee '$out/dynamic_partition.txt'"
+# The all-reduce next to a GEMM loop, one process per GPU (issue 14). On a 1-GPU machine it runs in
+# its test mode (GREENCTX_COMM_ONE_GPU_TEST=1: one rank, numbers that answer nothing) so that the
+# program itself is still exercised. NVLink multicast off unless NCCL_NVLS_ENABLE is set.
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
+  step comm-overlap 300 env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" bash -o pipefail -c \
+    "'$py' examples/comm_overlap.py --json '$out/comm_overlap.json' 2>&1 |
+     tee '$out/comm_overlap.txt'"
+else
+  step comm-overlap-one-gpu 120 env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" \
+    GREENCTX_COMM_ONE_GPU_TEST=1 bash -o pipefail -c \
+    "'$py' examples/comm_overlap.py --sizes-mib 1,16 --samples 10 \
+     --json '$out/comm_overlap_one_gpu.json' 2>&1 | tee '$out/comm_overlap_one_gpu.txt'"
+fi
 finish

@@ -127,22 +127,20 @@ if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ] && [ -x scripts/gpu-check-python.sh ]; th
     scripts/gpu-check-python.sh
 fi
 
-# Several GPUs (issue 14): the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick)
-# and the Python example (one process per GPU; the module from the python step's build). Only where
-# nvidia-smi lists 2 GPUs or more; NVLink multicast off unless NCCL_NVLS_ENABLE is set.
+# Several GPUs (issue 14): the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick;
+# GPU_CHECK_COMM_FULL=1: the whole sweep). Only where nvidia-smi lists 2 GPUs or more (on one GPU
+# the pipeline is checked by cli_gpu.bench-comm-one-gpu-pipeline; the Python example runs in the
+# python step). NVLink multicast off unless NCCL_NVLS_ENABLE is set.
 ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if [ "$ngpus" -ge 2 ]; then
   res="$out/results"
   mkdir -p "$res"
   saved_limit=$limit limit=${GPU_CHECK_COMM_TIMEOUT:-900}
-  step comm-bench env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" "$cli" bench --comm --quick \
-    --json "$res/bench-comm.json" --csv "$res/bench-comm.csv" --svg "$res/bench-comm.svg" \
-    --markdown "$res/bench-comm.md"
-  py=build-python/venv-gpu/bin/python
-  [ -x "$py" ] || py=python3
-  step comm-python env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" \
-    PYTHONPATH="$PWD/build-python/stage${PYTHONPATH:+:$PYTHONPATH}" \
-    "$py" examples/comm_overlap.py --json "$res/comm_overlap.json"
+  sweep=(--quick) name=bench-comm-quick
+  [ -n "${GPU_CHECK_COMM_FULL:-}" ] && sweep=() name=bench-comm
+  step comm-bench env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" "$cli" bench --comm "${sweep[@]}" \
+    --json "$res/$name.json" --csv "$res/$name.csv" --svg "$res/$name.svg" \
+    --markdown "$res/$name.md"
   limit=$saved_limit
 else
   { echo; echo "=== comm: skipped: 1 GPU (nvidia-smi -L lists $ngpus)"; } | tee -a "$log"

@@ -182,6 +182,20 @@ TEST(CommReport, MarkdownJsonCsvAndSvg) {
   EXPECT_NE(svg.find("max-ctas-8"), std::string::npos);
 }
 
+// GREENCTX_COMM_ONE_GPU_TEST runs (the tool's own GPU check on one GPU) say in every report that
+// their numbers answer nothing; an ordinary run's reports do not.
+TEST(CommReport, OneGpuTestRunsSaySoInMarkdownAndSvg) {
+  const results r = synthetic();
+  const nlohmann::json plain = {{"gpu", "NVIDIA H200"}};
+  nlohmann::json test = plain;
+  test["one_gpu_test"] = true;
+  EXPECT_EQ(markdown(r, plain).find("One-GPU test run"), std::string::npos);
+  EXPECT_EQ(to_svg(r, plain).find("ONE-GPU TEST RUN"), std::string::npos);
+  EXPECT_NE(markdown(r, test).find("One-GPU test run"), std::string::npos);
+  EXPECT_NE(to_svg(r, test).find("ONE-GPU TEST RUN"), std::string::npos);
+  EXPECT_EQ(to_json(r, test)["environment"]["one_gpu_test"], true);
+}
+
 TEST(CommReport, FailedPointsAreShownWithTheirReason) {
   results r = synthetic();
   r.points[3].allreduce_us.clear();

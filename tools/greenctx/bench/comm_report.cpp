@@ -38,6 +38,14 @@ std::vector<const point *> points_of(const results &r, std::size_t bytes) {
   return out;
 }
 
+constexpr const char *one_gpu_test_warning =
+    "**One-GPU test run (GREENCTX_COMM_ONE_GPU_TEST=1): an all-reduce over one GPU communicates "
+    "nothing, so these numbers check the tool and answer nothing.**";
+
+bool one_gpu_test(const nlohmann::json &env) {
+  return env.is_object() && env.value("one_gpu_test", false);
+}
+
 } // namespace
 
 std::string markdown(const results &r, const nlohmann::json &env) {
@@ -50,6 +58,8 @@ std::string markdown(const results &r, const nlohmann::json &env) {
       r.gpus, fmt::join(r.devices, ","), field(env, "gpu"), field(env, "driver_version"),
       field(env, "nccl_version"), field(env, "date"), r.iterations, r.warmup, r.gemm_n,
       r.gemm_alone_tflops);
+  if (one_gpu_test(env))
+    out += "\n" + std::string(one_gpu_test_warning) + "\n";
   const std::vector<column> columns = {
       {"mode", align::left},      {"all-reduce SMs", align::right}, {"p50 us", align::right},
       {"p99 us", align::right},   {"busbw GB/s", align::right},     {"GEMM TFLOP/s", align::right},
@@ -170,7 +180,8 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
                                             "#7f8c8d", "#f1c40f", "#34495e", "#e84393"};
   svg::document doc(width, height);
   doc.heading(
-      "greenctx bench --comm: all-reduce next to a GEMM loop",
+      one_gpu_test(env) ? "greenctx bench --comm: ONE-GPU TEST RUN, these numbers answer nothing"
+                        : "greenctx bench --comm: all-reduce next to a GEMM loop",
       {fmt::format("{} GPUs ({}), driver CUDA {}, NCCL {}, {}", r.gpus, field(env, "gpu"),
                    field(env, "driver_version"), field(env, "nccl_version"), field(env, "date")),
        fmt::format("all-reduce p50 of {} iterations (log scale) and GEMM TFLOP/s per GPU, "

@@ -23,6 +23,10 @@ struct run_config {
   std::chrono::seconds hang_limit{30}; ///< an all-reduce longer than this is reported as a hang
 };
 
+/// GREENCTX_COMM_ONE_GPU_TEST is 1: one GPU is accepted, for testing the tool itself (the report
+/// says so; an all-reduce over one rank communicates nothing).
+bool one_gpu_test_mode();
+
 /// Measures cfg.modes at every size in this process and returns {"environment", "points",
 /// "gemm_alone_tflops" (when asked)} with the points in comm::to_json's shape. A hung or failed
 /// all-reduce ends the measurement: the points so far are returned with "error" set (the process

@@ -31,11 +31,13 @@ entry_points &fns() {
   return e;
 }
 
-// torch's wheel of NCCL, where python3 finds an `nvidia` package; empty when it finds none.
+// torch's wheel of NCCL: the first libnccl.so.2 under python3's `nvidia` package (nvidia/nccl/lib
+// in the CUDA 12 wheels, possibly nvidia/cu13/lib in the CUDA 13 ones); empty when none is found.
 std::string torch_wheel_nccl() {
   std::unique_ptr<FILE, int (*)(FILE *)> p(
-      popen("python3 -c 'import nvidia, os; "
-            "print(os.path.join(list(nvidia.__path__)[0], \"nccl\", \"lib\", \"libnccl.so.2\"))' "
+      popen("python3 -c 'import glob, os, nvidia; "
+            "print(next(iter(sorted(f for d in nvidia.__path__ for f in "
+            "glob.glob(os.path.join(d, \"**\", \"libnccl.so.2\"), recursive=True))), \"\"))' "
             "2>/dev/null",
             "r"),
       pclose);
@@ -104,12 +106,12 @@ const nccl_library &load_nccl() {
     for (const auto &c : candidates)
       if (try_path(c))
         return l;
-    if (const std::string wheel = torch_wheel_nccl(); !wheel.empty() && try_path(wheel))
+    const std::string wheel = torch_wheel_nccl();
+    if (!wheel.empty() && try_path(wheel))
       return l;
     l.failure =
         "NCCL could not be loaded (tried " + tried +
-        (tried.find("nvidia/nccl") == std::string::npos ? ", and python3 found no nvidia.nccl wheel"
-                                                        : "") +
+        (wheel.empty() ? ", and python3 found no libnccl.so.2 under its nvidia package" : "") +
         "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's nvidia-nccl-cu12 "
         "or torch's wheel has one under site-packages/nvidia/nccl/lib)";
     return l;
