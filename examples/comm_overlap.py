@@ -35,17 +35,14 @@ PyTorch, no greenctx module, no NVIDIA driver, or fewer than 2 GPUs; 4 the drive
 feature; 5 another CUDA or NCCL error.
 """
 import argparse
-import collections
 import datetime
 import functools
 import json
-import math
 import os
 import socket
 import sys
-import time
 
-from example_support import fail as fail_as, percentile
+from example_support import GemmLoop, fail as fail_as, percentile
 
 PROG = "comm_overlap"
 ONE_GPU_TEST = os.environ.get("GREENCTX_COMM_ONE_GPU_TEST") == "1"
@@ -85,49 +82,6 @@ def parse_args():
     if args.nproc < 0 or 0 < args.nproc < MIN_GPUS:
         p.error(f"--nproc must be {MIN_GPUS} or more (or 0: every GPU)")
     return args
-
-
-class GemmLoop:
-    """Keeps about `target_ms` of NxN bf16 matmuls queued on `stream`, counting those completed."""
-
-    def __init__(self, torch, stream, size, target_ms=10.0):
-        self.torch, self.stream = torch, stream
-        with torch.cuda.stream(stream):
-            self.a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
-            self.b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
-            self.c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            torch.matmul(self.a, self.b, out=self.c)
-            start.record()
-            torch.matmul(self.a, self.b, out=self.c)
-            end.record()
-        end.synchronize()
-        self.flops = 2.0 * size ** 3
-        self.depth = min(256, max(2, math.ceil(target_ms / max(start.elapsed_time(end), 1e-3))))
-        self.pending = collections.deque()
-        self.completed, self.started_at = 0, None
-
-    def top_up(self):
-        torch = self.torch
-        if self.started_at is None:
-            self.started_at = time.perf_counter()
-        while self.pending and self.pending[0].query():
-            self.pending.popleft()
-            self.completed += 1
-        while len(self.pending) < self.depth:
-            with torch.cuda.stream(self.stream):
-                torch.matmul(self.a, self.b, out=self.c)
-                done = torch.cuda.Event()
-                done.record()
-            self.pending.append(done)
-
-    def drain(self):
-        """Waits for the queue; returns TFLOP/s since the first top_up."""
-        while self.pending:
-            self.pending.popleft().synchronize()
-            self.completed += 1
-        return self.completed * self.flops / (time.perf_counter() - self.started_at) / 1e12
 
 
 def measure(torch, dist, args, nbytes, comm_stream, gemm):
@@ -184,14 +138,14 @@ def worker(local_rank, world, rank, args, port):
     try:
         dist.init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
         results = {}
-        gemm_plain = GemmLoop(torch, plain_gemm, args.gemm_size)
-        gemm_rest = GemmLoop(torch, rest, args.gemm_size)
+        gemm_plain = GemmLoop(torch, plain_gemm, args.gemm_size, torch.bfloat16)
+        gemm_rest = GemmLoop(torch, rest, args.gemm_size, torch.bfloat16)
         for mib in args.sizes:
             for name, stream, gemm in (("alone", plain_comm, None),
                                        ("shared", plain_comm, gemm_plain),
                                        ("partitioned", small, gemm_rest)):
                 if gemm is not None:
-                    gemm.completed, gemm.started_at = 0, None
+                    gemm.restart()
                 times, tflops = measure(torch, dist, args, mib << 20, stream, gemm)
                 results[f"{mib}:{name}"] = {"us": times, "gemm_tflops": tflops}
         torch.cuda.synchronize()

@@ -1,8 +1,10 @@
-"""What the PyTorch examples share: the greenctx CLI's exit codes, nearest-rank percentiles, and
-opening the GPU in both PyTorch and greenctx. Imported by the examples from their own folder
+"""What the PyTorch examples share: the greenctx CLI's exit codes, nearest-rank percentiles,
+opening the GPU in both PyTorch and greenctx, and a loop of matmuls kept queued on one stream. Imported by the examples from their own folder
 (`python examples/NAME.py` puts it on the path)."""
+import collections
 import math
 import sys
+import time
 
 
 def fail(prog, code, message):
@@ -47,3 +49,53 @@ def open_gpu(prog, device):
         fail(prog, 3, f"no GPU: {e}")
     torch.cuda.set_device(device)
     return torch, greenctx, driver, gpu
+
+
+class GemmLoop:
+    """Keeps about `target_ms` of NxN matmuls queued on `stream` (torch's current device), counting
+    those completed. `gemm_ms` is one matmul's time on that stream, measured at construction."""
+
+    def __init__(self, torch, stream, size, dtype, target_ms=10.0):
+        self.torch, self.stream = torch, stream
+        with torch.cuda.stream(stream):
+            self.a = torch.randn(size, size, device="cuda", dtype=dtype)
+            self.b = torch.randn(size, size, device="cuda", dtype=dtype)
+            self.c = torch.empty(size, size, device="cuda", dtype=dtype)
+            torch.matmul(self.a, self.b, out=self.c)  # warm-up: handle, workspace, kernel choice
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(3):
+                torch.matmul(self.a, self.b, out=self.c)
+            end.record()
+        end.synchronize()
+        self.gemm_ms = start.elapsed_time(end) / 3
+        self.flops = 2.0 * size ** 3
+        self.depth = min(256, max(2, math.ceil(target_ms / max(self.gemm_ms, 1e-3))))
+        self.pending = collections.deque()
+        self.restart()
+
+    def restart(self):
+        """Counts from zero again (the rate is then over the time since the next top_up)."""
+        self.completed, self.started_at = 0, None
+
+    def top_up(self):
+        torch = self.torch
+        if self.started_at is None:
+            self.started_at = time.perf_counter()
+        while self.pending and self.pending[0].query():
+            self.pending.popleft()
+            self.completed += 1
+        while len(self.pending) < self.depth:
+            with torch.cuda.stream(self.stream):
+                torch.matmul(self.a, self.b, out=self.c)
+                done = torch.cuda.Event()
+                done.record()
+            self.pending.append(done)
+
+    def drain(self):
+        """Waits for the queue; returns TFLOP/s over the time since the first top_up."""
+        while self.pending:
+            self.pending.popleft().synchronize()
+            self.completed += 1
+        return self.completed * self.flops / (time.perf_counter() - self.started_at) / 1e12

@@ -41,11 +41,9 @@ PyTorch, no greenctx module, no NVIDIA driver or no GPU; 4 the driver lacks a ne
 5 another CUDA error.
 """
 import argparse
-import collections
 import datetime
 import functools
 import json
-import math
 import os
 import platform
 import random
@@ -55,7 +53,7 @@ import subprocess
 import sys
 import time
 
-from example_support import fail as fail_as, percentile, open_gpu
+from example_support import GemmLoop, fail as fail_as, open_gpu, percentile
 
 PROG = "torch_latency"
 
@@ -117,53 +115,6 @@ def parse_args():
     if args.gap_ms < 0:
         p.error("--gap-ms must not be negative")
     return args
-
-
-class Background:
-    """Keeps about `target_ms` of NxN matmuls queued on `stream`, counting those completed."""
-
-    def __init__(self, torch, stream, size, dtype, target_ms=10.0):
-        self.torch, self.stream = torch, stream
-        with torch.cuda.stream(stream):
-            self.a = torch.randn(size, size, device="cuda", dtype=dtype)
-            self.b = torch.randn(size, size, device="cuda", dtype=dtype)
-            self.c = torch.empty(size, size, device="cuda", dtype=dtype)
-            torch.matmul(self.a, self.b, out=self.c)  # warm-up: handle, workspace, kernel choice
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(3):
-                torch.matmul(self.a, self.b, out=self.c)
-            end.record()
-        end.synchronize()
-        self.gemm_ms = start.elapsed_time(end) / 3
-        self.flops = 2.0 * size ** 3
-        self.depth = min(256, max(2, math.ceil(target_ms / max(self.gemm_ms, 1e-3))))
-        self.pending = collections.deque()
-        self.completed = 0
-        self.started_at = None
-
-    def top_up(self):
-        torch = self.torch
-        if self.started_at is None:
-            self.started_at = time.perf_counter()
-        while self.pending and self.pending[0].query():
-            self.pending.popleft()
-            self.completed += 1
-        while len(self.pending) < self.depth:
-            with torch.cuda.stream(self.stream):
-                torch.matmul(self.a, self.b, out=self.c)
-                done = torch.cuda.Event()
-                done.record()
-            self.pending.append(done)
-
-    def drain(self):
-        """Waits for the queue; returns TFLOP/s over the time since the first top_up."""
-        while self.pending:
-            self.pending.popleft().synchronize()
-            self.completed += 1
-        seconds = time.perf_counter() - self.started_at
-        return self.completed * self.flops / seconds / 1e12
 
 
 def run_scenario(torch, args, critical_stream, background, rng):
@@ -262,8 +213,8 @@ def main():
           f"{parts[1].obtained} SMs{' (' + parts[0].rounding + ')' if parts[0].rounding else ''}")
 
     try:
-        bg_plain = Background(torch, plain_background, args.gemm_size, dtype)
-        bg_gc = Background(torch, rest, args.gemm_size, dtype)
+        bg_plain = GemmLoop(torch, plain_background, args.gemm_size, dtype)
+        bg_gc = GemmLoop(torch, rest, args.gemm_size, dtype)
         info["background_gemm_ms"] = {"all_sms": bg_plain.gemm_ms, "rest_gc": bg_gc.gemm_ms}
         print(f"critical op: {args.critical_size}^3 {args.dtype} matmul; background: "
               f"{args.gemm_size}^3 {args.dtype} matmul, {bg_plain.gemm_ms:.2f} ms on all SMs, "
