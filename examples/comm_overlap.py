@@ -22,8 +22,9 @@ its samples; the report shows, per scenario, the slowest rank's p50 and p99 (nea
 bus bandwidth at that p50 (size/time * 2(n-1)/n) and the mean GEMM TFLOP/s over the ranks.
 NCCL_NVLS_ENABLE is set to 0 (NVLink multicast off) unless the environment sets it.
 
-GREENCTX_COMM_ONE_GPU_TEST=1 accepts one GPU, for testing this program on a 1-GPU machine: an
-all-reduce over one rank communicates nothing, so the numbers answer nothing (the report says so).
+GREENCTX_COMM_ONE_GPU_TEST=1 accepts one GPU, for testing this program on a 1-GPU machine: the
+all-reduce is then a mean over one rank (NCCL runs a local kernel for it, where a sum does nothing),
+which communicates nothing, so the numbers answer nothing (the report says so).
 
 Usage:
   python examples/comm_overlap.py [--comm-sms 16] [--sizes-mib 1,16,256] [--samples 50]
@@ -98,7 +99,9 @@ def measure(torch, dist, args, nbytes, comm_stream, gemm):
             gemm.top_up()
         with torch.cuda.stream(comm_stream):
             start.record()
-            dist.all_reduce(buf, async_op=False)
+            # One GPU (test mode): the mean, for which NCCL runs a kernel over one rank too.
+            dist.all_reduce(buf, op=dist.ReduceOp.AVG if ONE_GPU_TEST else dist.ReduceOp.SUM,
+                            async_op=False)
             end.record()
         end.synchronize()
         if i >= args.warmup:

@@ -174,7 +174,7 @@ if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
 else
   step comm-overlap-one-gpu 120 env NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}" \
     GREENCTX_COMM_ONE_GPU_TEST=1 bash -o pipefail -c \
-    "'$py' examples/comm_overlap.py --sizes-mib 1,16 --samples 10 \
+    "'$py' examples/comm_overlap.py --sizes-mib 1,256 --samples 10 \
      --json '$out/comm_overlap_one_gpu.json' 2>&1 | tee '$out/comm_overlap_one_gpu.txt'"
 fi
 finish

@@ -39,8 +39,9 @@ std::vector<const point *> points_of(const results &r, std::size_t bytes) {
 }
 
 constexpr const char *one_gpu_test_warning =
-    "**One-GPU test run (GREENCTX_COMM_ONE_GPU_TEST=1): an all-reduce over one GPU communicates "
-    "nothing, so these numbers check the tool and answer nothing.**";
+    "**One-GPU test run (GREENCTX_COMM_ONE_GPU_TEST=1): the all-reduce is NCCL's one-rank mean, "
+    "a local kernel that communicates nothing, so these numbers check the tool and answer "
+    "nothing.**";
 
 bool one_gpu_test(const nlohmann::json &env) {
   return env.is_object() && env.value("one_gpu_test", false);

@@ -12,10 +12,12 @@ namespace greenctx::cli::bench {
 namespace {
 
 // The few entry points used, declared here from NCCL's documented C API (ncclResult_t is an int
-// enum, 0 success; ncclFloat32 = 7; ncclSum = 0; communicators and streams are pointers).
+// enum, 0 success; ncclFloat32 = 7; ncclSum = 0, ncclAvg = 4; communicators and streams are
+// pointers).
 using result_t = int;
 constexpr int nccl_float32 = 7;
 constexpr int nccl_sum = 0;
+constexpr int nccl_avg = 4;
 struct entry_points {
   result_t (*get_version)(int *) = nullptr;
   result_t (*comm_init_all)(void **, int, const int *) = nullptr;
@@ -135,13 +137,15 @@ nccl_clique::~nccl_clique() {
 }
 
 void nccl_clique::all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
-                             const std::vector<stream_ref> &streams) {
+                             const std::vector<stream_ref> &streams, reduction op) {
   check(fns().group_start(), "ncclGroupStart");
   result_t first = 0;
   for (std::size_t i = 0; i < comms_.size(); ++i) {
     void *buf = reinterpret_cast<void *>(buffers[i]);
-    const result_t r = fns().all_reduce(buf, buf, count, nccl_float32, nccl_sum, comms_[i],
-                                        streams[i].native_handle());
+    const result_t r =
+        fns().all_reduce(buf, buf, count, nccl_float32,
+                         op == reduction::average ? nccl_avg : nccl_sum, comms_[i],
+                         streams[i].native_handle());
     if (r != 0 && first == 0)
       first = r;
   }

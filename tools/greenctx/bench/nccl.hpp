@@ -33,10 +33,13 @@ public:
   nccl_clique(const nccl_clique &) = delete;
   nccl_clique &operator=(const nccl_clique &) = delete;
 
-  /// Enqueues one in-place float sum of `count` elements of buffers[i] on streams[i] for every
-  /// device i, in one NCCL group. Throws error on a failed call.
+  /// The reduction: a sum, or the mean (over one rank NCCL runs its one-rank reduction kernel for
+  /// the mean, while an in-place sum does nothing at all).
+  enum class reduction { sum, average };
+  /// Enqueues one in-place float reduction of `count` elements of buffers[i] on streams[i] for
+  /// every device i, in one NCCL group. Throws error on a failed call.
   void all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
-                  const std::vector<stream_ref> &streams);
+                  const std::vector<stream_ref> &streams, reduction op = reduction::sum);
 
 private:
   std::vector<void *> comms_;
