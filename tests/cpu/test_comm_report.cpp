@@ -182,6 +182,38 @@ TEST(CommReport, MarkdownJsonCsvAndSvg) {
   EXPECT_NE(svg.find("max-ctas-8"), std::string::npos);
 }
 
+// A partitioned mode whose all-reduce ran outside its SMs (the confinement check) is no answer
+// and no best mode; the report says which modes were checked and what was seen.
+TEST(CommAnswers, ModesThatRanOutsideTheirPartitionAreNoAnswer) {
+  results r = synthetic();
+  for (auto &p : r.points)
+    if (p.m.kind == mode_kind::partitioned) {
+      p.confined = p.m.k != 8;
+      p.confinement = p.m.k == 8 ? "NOT confined: ran on other SMs" : "confined: waited";
+    }
+  const auto a = answers(r);
+  ASSERT_TRUE(a[0].k);
+  EXPECT_EQ(*a[0].k, 16u); // 8 would qualify at 1 MiB, but its all-reduce was not on its 8 SMs
+  const std::string md = markdown(r, {});
+  EXPECT_NE(md.find("Does the all-reduce stay on its k SMs?"), std::string::npos) << md;
+  EXPECT_NE(md.find("- green-8: NOT confined: ran on other SMs"), std::string::npos) << md;
+  EXPECT_NE(md.find("- green-16: confined: waited"), std::string::npos) << md;
+  EXPECT_NE(md.find("8 (NOT confined)"), std::string::npos) << md;
+  EXPECT_NE(to_csv(r).find(",no,"), std::string::npos);
+
+  nlohmann::json j = to_json(r, {});
+  const results back = from_json(j);
+  EXPECT_EQ(back.points[3].confined, r.points[3].confined);
+  EXPECT_EQ(back.points[3].confinement, r.points[3].confinement);
+  EXPECT_FALSE(back.points[0].confined); // alone: never checked
+  // A file from before the check has no "confined": read as not known.
+  for (auto &q : j["points"]) {
+    q.erase("confined");
+    q.erase("confinement");
+  }
+  EXPECT_FALSE(from_json(j).points[3].confined.has_value());
+}
+
 // GREENCTX_COMM_ONE_GPU_TEST runs (the tool's own GPU check on one GPU) say in every report that
 // their numbers answer nothing; an ordinary run's reports do not.
 TEST(CommReport, OneGpuTestRunsSaySoInMarkdownAndSvg) {

@@ -61,8 +61,16 @@ struct point {
   std::vector<double> allreduce_us; ///< per iteration, the slowest GPU's event time
   double gemm_tflops = 0;           ///< per GPU, mean over the GPUs, while the samples ran
   std::vector<unsigned> comm_sms;   ///< per GPU, the SMs the all-reduce's partition obtained
-  std::string failure;              ///< why this point has no samples (hang, error), else empty
+  /// Partitioned modes: whether the all-reduce stayed on its partition's SMs (a check per mode,
+  /// see comm_run.cpp); nullopt when not checked or not known, with the reason in `confinement`.
+  std::optional<bool> confined;
+  std::string confinement;
+  std::string failure; ///< why this point has no samples (hang, error), else empty
 };
+
+/// One point of to_json's "points" (files written before the confinement check have no
+/// "confined": nullopt). Throws nlohmann::json::exception on a malformed point.
+point point_from_json(const nlohmann::json &q);
 
 /// A whole run.
 struct results {
@@ -78,7 +86,8 @@ struct results {
 
 /// The answer for one size: the smallest k whose partitioned all-reduce p50 is within
 /// tolerance_percent of the best p50 of any mode with the GEMM running (shared, shared-high,
-/// max-ctas, partitioned), and what the GEMM keeps of its speed alone there.
+/// max-ctas, partitioned), and what the GEMM keeps of its speed alone there. A partitioned mode
+/// whose all-reduce ran outside its partition (confined == false) is neither k nor the best.
 struct answer {
   std::size_t bytes = 0;
   std::optional<unsigned> k; ///< nullopt: no k measured came within the tolerance

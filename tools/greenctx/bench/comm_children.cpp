@@ -124,8 +124,13 @@ void add_failed(results &r, const std::vector<mode> &modes, const std::string &w
       bool have = false;
       for (const auto &p : r.points)
         have = have || (p.m == m && p.bytes == b);
-      if (!have)
-        r.points.push_back({m, b, {}, 0, {}, why});
+      if (!have) {
+        point pt;
+        pt.m = m;
+        pt.bytes = b;
+        pt.failure = why;
+        r.points.push_back(std::move(pt));
+      }
     }
 }
 
@@ -133,19 +138,8 @@ void add_failed(results &r, const std::vector<mode> &modes, const std::string &w
 // before adding anything; throws nlohmann::json::exception on a malformed result.
 void read_points(const nlohmann::json &j, bool first, results &r, nlohmann::json &env) {
   std::vector<point> points;
-  for (const auto &q : j.at("points")) {
-    point pt;
-    const auto m = mode::from_name(q.at("mode").get<std::string>());
-    if (!m)
-      throw nlohmann::json::other_error::create(501, "unknown mode " + q.at("mode").dump(), &q);
-    pt.m = *m;
-    pt.bytes = q.at("bytes").get<std::size_t>();
-    pt.gemm_tflops = q.at("gemm_tflops").get<double>();
-    pt.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
-    pt.failure = q.at("failure").get<std::string>();
-    pt.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
-    points.push_back(std::move(pt));
-  }
+  for (const auto &q : j.at("points"))
+    points.push_back(point_from_json(q));
   if (first) {
     env = j.at("environment");
     r.devices = env.at("devices").get<std::vector<int>>();

@@ -170,7 +170,8 @@ std::vector<answer> answers(const results &r) {
     a.bytes = bytes;
     double best = 0;
     for (const auto &p : r.points) {
-      if (p.bytes != bytes || p.allreduce_us.empty() || p.m.kind == mode_kind::alone)
+      if (p.bytes != bytes || p.allreduce_us.empty() || p.m.kind == mode_kind::alone ||
+          p.confined == false)
         continue;
       const double p50 = summarize(p.allreduce_us).p50;
       if (a.best_mode.empty() || p50 < best) {
@@ -183,6 +184,7 @@ std::vector<answer> answers(const results &r) {
     for (const unsigned k : r.ks) { // in the order given; the smallest that qualifies wins
       for (const auto &p : r.points)
         if (p.bytes == bytes && p.m == mode{mode_kind::partitioned, k} && !p.allreduce_us.empty() &&
+            p.confined != false &&
             summarize(p.allreduce_us).p50 <= best * (1 + r.tolerance_percent / 100) &&
             (!a.k || k < *a.k)) {
           a.k = k;

@@ -27,7 +27,8 @@ std::string comm_sms_text(const point &p) {
   if (p.comm_sms.empty())
     return p.m.kind == mode_kind::partitioned ? "?" : "all";
   const auto [lo, hi] = std::minmax_element(p.comm_sms.begin(), p.comm_sms.end());
-  return *lo == *hi ? std::to_string(*lo) : fmt::format("{}-{}", *lo, *hi);
+  return (*lo == *hi ? std::to_string(*lo) : fmt::format("{}-{}", *lo, *hi)) +
+         (p.confined == false ? " (NOT confined)" : "");
 }
 
 std::vector<const point *> points_of(const results &r, std::size_t bytes) {
@@ -39,8 +40,8 @@ std::vector<const point *> points_of(const results &r, std::size_t bytes) {
 }
 
 constexpr const char *one_gpu_test_warning =
-    "**One-GPU test run (GREENCTX_COMM_ONE_GPU_TEST=1): the all-reduce is NCCL's one-rank mean, "
-    "a local kernel that communicates nothing, so these numbers check the tool and answer "
+    "**One-GPU test run (GREENCTX_COMM_ONE_GPU_TEST): a one-rank NCCL operation stands in for "
+    "the all-reduce and communicates nothing, so these numbers check the tool and answer "
     "nothing.**";
 
 bool one_gpu_test(const nlohmann::json &env) {
@@ -60,7 +61,8 @@ std::string markdown(const results &r, const nlohmann::json &env) {
       field(env, "nccl_version"), field(env, "date"), r.iterations, r.warmup, r.gemm_n,
       r.gemm_alone_tflops);
   if (one_gpu_test(env))
-    out += "\n" + std::string(one_gpu_test_warning) + "\n";
+    out += fmt::format("\n{} (operation: {})\n", one_gpu_test_warning,
+                       field(env, "one_gpu_test_operation"));
   const std::vector<column> columns = {
       {"mode", align::left},      {"all-reduce SMs", align::right}, {"p50 us", align::right},
       {"p99 us", align::right},   {"busbw GB/s", align::right},     {"GEMM TFLOP/s", align::right},
@@ -85,6 +87,17 @@ std::string markdown(const results &r, const nlohmann::json &env) {
     }
     out += fmt::format("\n## {}\n\n{}", format_bytes(bytes), markdown_table(columns, rows));
   }
+  std::string checks;
+  for (const unsigned k : r.ks)
+    for (const auto &p : r.points)
+      if (p.m == mode{mode_kind::partitioned, k} && !p.confinement.empty()) {
+        checks += fmt::format("- {}: {}\n", p.m.name(), p.confinement);
+        break;
+      }
+  if (!checks.empty())
+    out += "\n## Does the all-reduce stay on its k SMs?\n\nEach partition filled by a spin "
+           "kernel, then one all-reduce launched on its stream:\n\n" +
+           checks;
   out += fmt::format("\n## How many SMs the all-reduce needs\n\nThe smallest k whose all-reduce "
                      "p50 is within {:g}% of the best p50 of any mode with the GEMM running:\n\n",
                      r.tolerance_percent);
@@ -109,7 +122,9 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   for (const auto &p : r.points) {
     nlohmann::json q = {{"mode", p.m.name()},           {"bytes", p.bytes},
                         {"gemm_tflops", p.gemm_tflops}, {"comm_sms", p.comm_sms},
-                        {"failure", p.failure},         {"allreduce_us", p.allreduce_us}};
+                        {"confined", p.confined ? nlohmann::json(*p.confined) : nlohmann::json()},
+                        {"confinement", p.confinement}, {"failure", p.failure},
+                        {"allreduce_us", p.allreduce_us}};
     if (!p.allreduce_us.empty()) {
       const summary s = summarize(p.allreduce_us);
       q["p50_us"] = s.p50;
@@ -130,6 +145,24 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   return j;
 }
 
+point point_from_json(const nlohmann::json &q) {
+  point p;
+  const auto m = mode::from_name(q.at("mode").get<std::string>());
+  if (!m)
+    throw nlohmann::json::other_error::create(
+        501, "unknown mode '" + q.at("mode").get<std::string>() + "'", &q);
+  p.m = *m;
+  p.bytes = q.at("bytes").get<std::size_t>();
+  p.gemm_tflops = q.at("gemm_tflops").get<double>();
+  p.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
+  if (q.contains("confined") && !q["confined"].is_null())
+    p.confined = q["confined"].get<bool>();
+  p.confinement = q.value("confinement", std::string());
+  p.failure = q.at("failure").get<std::string>();
+  p.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
+  return p;
+}
+
 results from_json(const nlohmann::json &j) {
   results r;
   r.gpus = j.at("gpus").get<int>();
@@ -141,26 +174,14 @@ results from_json(const nlohmann::json &j) {
   r.gemm_n = j.at("gemm_n").get<unsigned>();
   r.tolerance_percent = j.at("tolerance_percent").get<double>();
   r.gemm_alone_tflops = j.at("gemm_alone_tflops").get<double>();
-  for (const auto &q : j.at("points")) {
-    point p;
-    const auto m = mode::from_name(q.at("mode").get<std::string>());
-    if (!m)
-      throw nlohmann::json::other_error::create(
-          501, "unknown mode '" + q.at("mode").get<std::string>() + "'", &q);
-    p.m = *m;
-    p.bytes = q.at("bytes").get<std::size_t>();
-    p.gemm_tflops = q.at("gemm_tflops").get<double>();
-    p.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
-    p.failure = q.at("failure").get<std::string>();
-    p.allreduce_us = q.at("allreduce_us").get<std::vector<double>>();
-    r.points.push_back(std::move(p));
-  }
+  for (const auto &q : j.at("points"))
+    r.points.push_back(point_from_json(q));
   return r;
 }
 
 std::string to_csv(const results &r) {
   std::string out = csv_line({"bytes", "mode", "comm_sms", "samples", "p50_us", "p99_us",
-                              "busbw_gbs", "gemm_tflops", "failure"});
+                              "busbw_gbs", "gemm_tflops", "confined", "failure"});
   for (const auto &p : r.points) {
     const summary s = summarize(p.allreduce_us);
     const bool any = !p.allreduce_us.empty();
@@ -168,7 +189,8 @@ std::string to_csv(const results &r) {
                      std::to_string(p.allreduce_us.size()), any ? fmt::format("{}", s.p50) : "",
                      any ? fmt::format("{}", s.p99) : "",
                      any ? fmt::format("{}", bus_bandwidth_gbs(p.bytes, s.p50, r.gpus)) : "",
-                     fmt::format("{}", p.gemm_tflops), p.failure});
+                     fmt::format("{}", p.gemm_tflops),
+                     p.confined ? (*p.confined ? "yes" : "no") : "", p.failure});
   }
   return out;
 }

@@ -26,6 +26,7 @@ struct gpu {
   std::unique_ptr<gemm> work;
   std::unique_ptr<partition_set> parts; // partitioned modes only
   stream comm_stream, gemm_stream;
+  stream fill_stream; // partitioned modes: fills the all-reduce's SMs for the confinement check
   std::vector<event> starts, ends;
 };
 
@@ -102,6 +103,7 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
   for (auto &g : gpus) {
     g.comm_stream = stream(); // streams go before the green contexts they belong to
     g.gemm_stream = stream();
+    g.fill_stream = stream();
     g.parts.reset();
     const auto primary = g.dev->primary_context();
     if (m.kind == mode_kind::partitioned) {
@@ -109,6 +111,7 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
           partition_set::create(*g.dev, parse_partition_request(fmt::format("{},rest", m.k))));
       g.comm_stream = g.parts->parts()[0].context.create_stream(stream_flags::non_blocking);
       g.gemm_stream = g.parts->parts()[1].context.create_stream(stream_flags::non_blocking);
+      g.fill_stream = g.parts->parts()[0].context.create_stream(stream_flags::non_blocking);
     } else {
       const int high = g.dev->stream_priority_range().second;
       g.comm_stream = primary.create_stream(stream_flags::non_blocking,
@@ -116,6 +119,80 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
       g.gemm_stream = primary.create_stream(stream_flags::non_blocking);
     }
   }
+}
+
+// What the confinement check found.
+struct confinement {
+  std::optional<bool> confined; ///< nullopt: not known (see note)
+  std::string note;             ///< why not known, or what was seen
+  bool hung = false;            ///< the all-reduce did not end: the device may be unusable
+};
+
+// Whether each GPU's all-reduce kernel stays on the SMs of its k-SM green context. First every
+// partition is filled: a spin kernel of 1024-thread blocks, as many as its SMs hold (so no other
+// block fits beside them), for `fill`. Then one all-reduce on the comm streams. Kept to the
+// partition, it can start only when the spin ends; run anywhere else (the other SMs are idle
+// now), it ends long before. Call it after an all-reduce has run on these streams (NCCL sets up
+// its connections on the first one, which may take longer than the fill).
+confinement check_confinement(std::vector<gpu> &gpus, nccl_clique &clique,
+                              const std::vector<CUdeviceptr> &buffers,
+                              const std::vector<stream_ref> &comm_streams,
+                              nccl_clique::operation op, std::chrono::milliseconds fill,
+                              std::chrono::seconds limit) {
+  constexpr unsigned threads = 1024;
+  for (auto &g : gpus) {
+    const unsigned per_sm = static_cast<unsigned>(std::max(
+        1, g.dev->attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / int{threads}));
+    launch_spin(g.fill_stream, g.parts->parts()[0].obtained() * per_sm, fill, threads);
+  }
+  std::this_thread::sleep_for(fill / 10); // the spin blocks are resident by now
+  const auto launched = clock::now();
+  clique.launch(op, buffers, 1024, comm_streams);
+  for (auto &g : gpus)
+    g.ends[0].record(g.comm_stream);
+  bool filled_at_launch = true;
+  for (auto &g : gpus)
+    filled_at_launch = filled_at_launch && !g.fill_stream.ready();
+  const auto deadline = clock::now() + fill + limit;
+  confinement out;
+  for (;;) {
+    bool all_done = true;
+    for (auto &g : gpus)
+      all_done = all_done && g.ends[0].ready();
+    if (all_done)
+      break;
+    if (clock::now() > deadline) {
+      out.hung = true;
+      out.note = fmt::format(
+          "the confinement check's all-reduce did not finish within {} s",
+          std::chrono::duration_cast<std::chrono::seconds>(fill + limit).count());
+      return out;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  const double after_ms =
+      std::chrono::duration<double, std::milli>(clock::now() - launched).count();
+  bool still_full = true; // still filling after the all-reduce ended: it ran on other SMs
+  for (auto &g : gpus)
+    still_full = still_full && !g.fill_stream.ready();
+  for (auto &g : gpus)
+    g.fill_stream.synchronize();
+  if (!filled_at_launch) {
+    out.note = fmt::format("not known: a partition's fill ({} ms) had ended before the "
+                           "all-reduce was launched",
+                           fill.count());
+  } else if (still_full) {
+    out.confined = false;
+    out.note = fmt::format("NOT confined: the all-reduce ended {:.1f} ms after its launch while "
+                           "its k SMs were still full, so it ran on other SMs",
+                           after_ms);
+  } else {
+    out.confined = true;
+    out.note = fmt::format("confined: with its k SMs full for {} ms the all-reduce waited for "
+                           "them (ended {:.1f} ms after its launch)",
+                           fill.count(), after_ms);
+  }
+  return out;
 }
 
 // The GEMM loop on every GPU, GPU i on streams[i], for `length`: TFLOP/s per GPU, the mean.
@@ -131,22 +208,35 @@ double run_gemm_loops(std::vector<gpu> &gpus, const std::vector<stream> &streams
   return sum / static_cast<double>(gpus.size());
 }
 
-} // namespace
-
-bool one_gpu_test_mode() {
+// GREENCTX_COMM_ONE_GPU_TEST lets the tool's own GPU check run the whole pipeline (children, NCCL,
+// partitions, the confinement check, GEMM loop, reports) on a 1-GPU machine, with a one-rank
+// operation in place of the all-reduce: "1" or "mean", NCCL's one-rank mean (a kernel launched
+// through the CUDA runtime); "self", a send/recv to itself (through NCCL's own kernel launch).
+// nullopt when unset or empty; a request_error for any other value.
+std::optional<nccl_clique::operation> one_gpu_test_operation() {
   const char *v = std::getenv("GREENCTX_COMM_ONE_GPU_TEST");
-  return v && std::string_view(v) == "1";
+  if (!v || !*v)
+    return std::nullopt;
+  const std::string_view text(v);
+  if (text == "1" || text == "mean")
+    return nccl_clique::operation::average;
+  if (text == "self")
+    return nccl_clique::operation::self_copy;
+  throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                      fmt::format("GREENCTX_COMM_ONE_GPU_TEST='{}': give 1 or mean (NCCL's "
+                                  "one-rank mean) or self (a send/recv to itself), or unset it",
+                                  text));
 }
+
+} // namespace
 
 nlohmann::json measure(const run_config &cfg, const std::function<void(const std::string &)> &log) {
   const auto list = parse_device_list(cfg.devices, api);
   const driver_info drv = query_driver();
   const int count = device::count();
   const std::vector<int> ordinals = resolve_device_list(list, count, api);
-  // GREENCTX_COMM_ONE_GPU_TEST=1 lets the tool's own GPU check run the whole pipeline (children,
-  // NCCL, partitions, GEMM loop, reports) on a 1-GPU machine; the report says the numbers mean
-  // nothing, since NCCL's all-reduce over one rank communicates nothing.
-  const bool one_gpu_test = one_gpu_test_mode();
+  const auto test_op = one_gpu_test_operation(); // the report says such numbers mean nothing
+  const bool one_gpu_test = test_op.has_value();
   if (ordinals.size() < 2 && !(one_gpu_test && ordinals.size() == 1))
     throw error(CUDA_ERROR_NO_DEVICE, api,
                 fmt::format("needs 2 GPUs or more: {} ({}){}; an all-reduce over one GPU has "
@@ -169,7 +259,9 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
   std::vector<CUdeviceptr> buffers;
   for (std::size_t i = 0; i < ordinals.size(); ++i) {
     gpus[i].dev = std::make_unique<device>(ordinals[i]);
-    gpus[i].buffer = device_buffer(*gpus[i].dev, max_bytes);
+    // A send/recv to itself receives into the buffer's second half.
+    gpus[i].buffer = device_buffer(
+        *gpus[i].dev, test_op == nccl_clique::operation::self_copy ? 2 * max_bytes : max_bytes);
     const stream fill = gpus[i].dev->primary_context().create_stream(stream_flags::non_blocking);
     gpus[i].buffer.fill_async(0, fill); // sums of zeros: no NaN or denormal from stale memory
     fill.synchronize();
@@ -181,8 +273,11 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
   nlohmann::json out;
   nlohmann::json env = environment_json(drv, *gpus.front().dev);
   env["devices"] = ordinals;
-  if (one_gpu_test)
+  if (one_gpu_test) {
     env["one_gpu_test"] = true;
+    env["one_gpu_test_operation"] =
+        *test_op == nccl_clique::operation::self_copy ? "self send/recv" : "one-rank mean";
+  }
   env["nccl_library"] = lib.path;
   env["nccl_version"] = lib.version_text();
   for (const char *name : {"NCCL_NVLS_ENABLE", "NCCL_MAX_CTAS", "CUDA_DEVICE_MAX_CONNECTIONS"}) {
@@ -210,6 +305,21 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
   log(fmt::format("NCCL {} from {}; {} GPUs ({})", lib.version_text(), lib.path, gpus.size(),
                   join_ordinals(ordinals)));
   auto clique = std::make_unique<nccl_clique>(ordinals);
+  const nccl_clique::operation op = test_op.value_or(nccl_clique::operation::sum);
+  // After a hang: the GEMM threads, the buffers and the communicators belong to a device that may
+  // never finish, and releasing them could block, so they are left to the end of the process.
+  const auto abandon = [&](const mode &m, const std::string &failure,
+                           std::vector<std::unique_ptr<gemm_loop>> loops,
+                           nlohmann::json failed_point = nullptr) {
+    for (auto &l : loops)
+      (void)l.release();
+    (void)gpus_owner.release();
+    (void)clique.release();
+    if (!failed_point.is_null())
+      out["points"].push_back(std::move(failed_point));
+    out["error"] = failure + fmt::format(" (mode {})", m.name());
+    return out;
+  };
   for (const mode &m : cfg.modes) {
     prepare(gpus, m);
     // A GEMM on each GEMM stream first, untimed: a green context loads its kernels on first use.
@@ -224,9 +334,35 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
       if (g.parts)
         comm_sms.push_back(g.parts->parts()[0].obtained());
     }
+    nlohmann::json confined = nullptr, confinement_note = "";
+    if (m.kind == mode_kind::partitioned) {
+      // One all-reduce first (NCCL may set up its connections then), then the check.
+      std::string failure;
+      clique->launch(op, buffers, 1024, comm_streams);
+      for (auto &g : gpus) {
+        g.ends[0].record(g.comm_stream);
+        if (failure.empty() && !wait_for(g.ends[0], cfg.hang_limit))
+          failure = fmt::format("the first all-reduce on {} SMs did not finish within {} s on "
+                                "GPU {}",
+                                m.k, cfg.hang_limit.count(), g.dev->ordinal());
+      }
+      confinement c;
+      if (failure.empty()) {
+        c = check_confinement(gpus, *clique, buffers, comm_streams, op, cfg.confinement_fill,
+                              cfg.hang_limit);
+        if (c.hung)
+          failure = c.note;
+      }
+      if (!failure.empty())
+        return abandon(m, failure, {});
+      confined = c.confined ? nlohmann::json(*c.confined) : nlohmann::json(nullptr);
+      confinement_note = c.note;
+      log(fmt::format("{:>12}: {}", m.name(), c.note));
+    }
     for (const std::size_t bytes : cfg.sizes) {
       nlohmann::json p = {{"mode", m.name()},   {"bytes", bytes},
                           {"gemm_tflops", 0.0}, {"comm_sms", comm_sms},
+                          {"confined", confined}, {"confinement", confinement_note},
                           {"failure", ""},      {"allreduce_us", nlohmann::json::array()}};
       std::vector<double> samples;
       std::vector<std::unique_ptr<gemm_loop>> loops;
@@ -242,10 +378,7 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
           break;
         for (auto &g : gpus)
           g.starts[0].record(g.comm_stream);
-        // One GPU (test mode): the mean, so that NCCL runs a kernel on the stream at all.
-        clique->all_reduce(buffers, bytes / 4, comm_streams,
-                           one_gpu_test ? nccl_clique::reduction::average
-                                        : nccl_clique::reduction::sum);
+        clique->launch(op, buffers, bytes / 4, comm_streams);
         for (auto &g : gpus)
           g.ends[0].record(g.comm_stream);
         double slowest = 0;
@@ -263,16 +396,8 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
           samples.push_back(slowest);
       }
       if (!failure.empty()) {
-        // The GEMM threads, the buffers and the communicators belong to a device that may never
-        // finish: releasing them could block, so they are left to the end of the process.
-        for (auto &l : loops)
-          (void)l.release();
-        (void)gpus_owner.release();
-        (void)clique.release();
         p["failure"] = failure;
-        out["points"].push_back(p);
-        out["error"] = failure + fmt::format(" (mode {})", m.name());
-        return out;
+        return abandon(m, failure, std::move(loops), std::move(p));
       }
       double tflops = 0;
       for (auto &l : loops)

@@ -21,17 +21,17 @@ struct run_config {
   unsigned gemm_n = 8192;
   bool gemm_alone = false;             ///< also time the GEMM loop alone on all SMs
   std::chrono::seconds hang_limit{30}; ///< an all-reduce longer than this is reported as a hang
+  /// Partitioned modes: how long the confinement check keeps the all-reduce's SMs full.
+  std::chrono::milliseconds confinement_fill{300};
 };
-
-/// GREENCTX_COMM_ONE_GPU_TEST is 1: one GPU is accepted, for testing the tool itself (the report
-/// says so; an all-reduce over one rank communicates nothing).
-bool one_gpu_test_mode();
 
 /// Measures cfg.modes at every size in this process and returns {"environment", "points",
 /// "gemm_alone_tflops" (when asked)} with the points in comm::to_json's shape. A hung or failed
 /// all-reduce ends the measurement: the points so far are returned with "error" set (the process
 /// should then exit without cleaning up, since the device may still run the hung kernel).
 /// Throws error when the GPUs, cuBLAS or NCCL are not there (exit_no_gpu for fewer than 2 GPUs).
+/// GREENCTX_COMM_ONE_GPU_TEST (1, mean or self) accepts one GPU, for testing the tool itself: a
+/// one-rank operation replaces the all-reduce and the report says the numbers answer nothing.
 nlohmann::json measure(const run_config &cfg, const std::function<void(const std::string &)> &log);
 
 } // namespace greenctx::cli::bench::comm

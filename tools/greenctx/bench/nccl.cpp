@@ -23,6 +23,8 @@ struct entry_points {
   result_t (*comm_init_all)(void **, int, const int *) = nullptr;
   result_t (*comm_destroy)(void *) = nullptr;
   result_t (*all_reduce)(const void *, void *, std::size_t, int, int, void *, void *) = nullptr;
+  result_t (*send)(const void *, std::size_t, int, int, void *, void *) = nullptr; // optional
+  result_t (*recv)(void *, std::size_t, int, int, void *, void *) = nullptr;       // optional
   result_t (*group_start)() = nullptr;
   result_t (*group_end)() = nullptr;
   const char *(*error_string)(result_t) = nullptr;
@@ -91,6 +93,8 @@ const nccl_library &load_nccl() {
       bind(h, e.comm_init_all, "ncclCommInitAll");
       bind(h, e.comm_destroy, "ncclCommDestroy");
       bind(h, e.all_reduce, "ncclAllReduce");
+      bind(h, e.send, "ncclSend");
+      bind(h, e.recv, "ncclRecv");
       bind(h, e.group_start, "ncclGroupStart");
       bind(h, e.group_end, "ncclGroupEnd");
       bind(h, e.error_string, "ncclGetErrorString");
@@ -136,21 +140,31 @@ nccl_clique::~nccl_clique() {
       fns().comm_destroy(c);
 }
 
-void nccl_clique::all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
-                             const std::vector<stream_ref> &streams, reduction op) {
+void nccl_clique::launch(operation op, const std::vector<CUdeviceptr> &buffers, std::size_t count,
+                         const std::vector<stream_ref> &streams) {
+  if (op == operation::self_copy && (!fns().send || !fns().recv))
+    throw unsupported_error("this NCCL has no ncclSend/ncclRecv (NCCL 2.7 or newer has them)", 0,
+                            0);
   check(fns().group_start(), "ncclGroupStart");
   result_t first = 0;
-  for (std::size_t i = 0; i < comms_.size(); ++i) {
-    void *buf = reinterpret_cast<void *>(buffers[i]);
-    const result_t r =
-        fns().all_reduce(buf, buf, count, nccl_float32,
-                         op == reduction::average ? nccl_avg : nccl_sum, comms_[i],
-                         streams[i].native_handle());
+  const auto note = [&](result_t r) {
     if (r != 0 && first == 0)
       first = r;
+  };
+  for (std::size_t i = 0; i < comms_.size(); ++i) {
+    void *buf = reinterpret_cast<void *>(buffers[i]);
+    void *s = streams[i].native_handle();
+    if (op == operation::self_copy) {
+      const int self = static_cast<int>(i); // ncclCommInitAll ranks devices in list order
+      note(fns().send(buf, count, nccl_float32, self, comms_[i], s));
+      note(fns().recv(static_cast<float *>(buf) + count, count, nccl_float32, self, comms_[i], s));
+    } else {
+      note(fns().all_reduce(buf, buf, count, nccl_float32,
+                            op == operation::average ? nccl_avg : nccl_sum, comms_[i], s));
+    }
   }
   const result_t end = fns().group_end(); // a group once started is always ended
-  check(first, "ncclAllReduce");
+  check(first, op == operation::self_copy ? "ncclSend/ncclRecv" : "ncclAllReduce");
   check(end, "ncclGroupEnd");
 }
 

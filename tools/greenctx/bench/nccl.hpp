@@ -33,13 +33,17 @@ public:
   nccl_clique(const nccl_clique &) = delete;
   nccl_clique &operator=(const nccl_clique &) = delete;
 
-  /// The reduction: a sum, or the mean (over one rank NCCL runs its one-rank reduction kernel for
-  /// the mean, while an in-place sum does nothing at all).
-  enum class reduction { sum, average };
-  /// Enqueues one in-place float reduction of `count` elements of buffers[i] on streams[i] for
-  /// every device i, in one NCCL group. Throws error on a failed call.
-  void all_reduce(const std::vector<CUdeviceptr> &buffers, std::size_t count,
-                  const std::vector<stream_ref> &streams, reduction op = reduction::sum);
+  /// What one call runs on every device i, in one NCCL group, on streams[i]:
+  /// - sum: the in-place float all-reduce the bench measures;
+  /// - average: the same with the mean (over one rank NCCL runs a local kernel for the mean, where
+  ///   an in-place sum over one rank does nothing);
+  /// - self_copy: a send of the first `count` floats of buffers[i] to its own rank, received into
+  ///   the next `count` (buffers of 2 * count floats), which over one rank goes through NCCL's
+  ///   own kernel launch like a collective over several.
+  enum class operation { sum, average, self_copy };
+  /// Enqueues `op` over `count` float elements. Throws error on a failed call.
+  void launch(operation op, const std::vector<CUdeviceptr> &buffers, std::size_t count,
+              const std::vector<stream_ref> &streams);
 
 private:
   std::vector<void *> comms_;
