@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# What needs several GPUs (issue 14), in one call that fits a 2-GPU lease's 10-minute command:
+# the two-device GPU tests, info/verify on every device, `greenctx run` over both devices against
+# the plain run, the full `greenctx bench --comm` sweep and examples/comm_overlap.py (through the
+# Python check). The whole single-GPU tier is scripts/gpu-check.sh. Run from the repository root
+# with a staged build (GREENCTX_BUILD, default build-gpu). Writes under $OUT (or
+# ./gpu-check-multi-out):
+#
+#   gpu-check-multi.log         what each step ran and its exit status
+#   two-devices-tests.json      greenctx_gpu_tests --gtest_filter='TwoDevices*'
+#   cli/                        the info/verify checks' outputs
+#   two_devices/                tests/run/check_run.py's logs for greenctx_run_two_devices
+#   bench-comm.{json,csv,svg,md} the sweep (GPU_CHECK_COMM_QUICK=1: --quick instead)
+#   python/                     scripts/gpu-check-python.sh, comm_overlap.json among them
+#
+# Exits 77 with fewer than 2 GPUs, 1 when a step failed. NVLink multicast stays off
+# (NCCL_NVLS_ENABLE=0) unless the environment sets it.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out="${OUT:-$PWD/gpu-check-multi-out}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+log="$out/gpu-check-multi.log"
+bin="${GREENCTX_BUILD:-build-gpu}"
+cli="$bin/tools/greenctx/greenctx"
+failed=()
+export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
+
+step() { # step NAME LIMIT COMMAND...: runs it with a time limit, logs it, remembers failures
+  local name=$1 limit=$2; shift 2
+  { echo; echo "=== $name (limit ${limit}s): $*"; } | tee -a "$log"
+  timeout -k 10 "$limit" "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]}
+  echo "=== $name: exit $rc" | tee -a "$log"
+  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
+}
+
+ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+{
+  echo "greenctx multi-GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(cat "$bin/COMMIT" 2>/dev/null || git describe --always --dirty 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+  nvidia-smi topo -m 2>/dev/null || true
+  echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+} 2>&1 | tee "$log"
+if [ "$ngpus" -lt 2 ]; then
+  echo "gpu-check-multi: needs 2 GPUs or more; nvidia-smi -L lists $ngpus" | tee -a "$log"
+  exit 77
+fi
+
+step two-devices-tests 120 "$bin/tests/greenctx_gpu_tests" --gtest_filter='TwoDevices*' \
+  --gtest_output="json:$out/two-devices-tests.json"
+step info-verify 300 env OUT="$out/cli" GREENCTX_REQUIRE_GPU=1 \
+  ctest --test-dir "$bin" -L gpu -R '^cli_gpu[.](info|verify)' -V --no-tests=error
+mkdir -p "$out/two_devices"
+step run-two-devices 300 python3 tests/run/check_run.py --cli "$cli" --name two_devices \
+  --timeout 90 --out-dir "$out/two_devices" --sms 64 --devices all --smid --expect-report-clean \
+  -- "$bin/tests/greenctx_run_two_devices"
+sweep=()
+[ -n "${GPU_CHECK_COMM_QUICK:-}" ] && sweep=(--quick)
+step comm-bench "${GPU_CHECK_COMM_TIMEOUT:-330}" "$cli" bench --comm "${sweep[@]}" \
+  --comm-timeout 150 --json "$out/bench-comm.json" --csv "$out/bench-comm.csv" \
+  --svg "$out/bench-comm.svg" --markdown "$out/bench-comm.md"
+if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ]; then
+  step python 240 env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT=150 scripts/gpu-check-python.sh
+fi
+
+echo | tee -a "$log"
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "MULTI-GPU CHECK PASSED" | tee -a "$log"
+  exit 0
+fi
+echo "MULTI-GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
+exit 1
