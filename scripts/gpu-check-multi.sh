@@ -12,6 +12,7 @@
 #   two_devices/                tests/run/check_run.py's logs for greenctx_run_two_devices
 #   bench-comm.{json,csv,svg,md} the sweep (GPU_CHECK_COMM_QUICK=1: --quick instead)
 #   python/                     scripts/gpu-check-python.sh, comm_overlap.json among them
+#   rest.tar.gz                 everything but the log and bench-comm.*, packed at the end
 #
 # Exits 77 with fewer than 2 GPUs, 1 when a step failed. NVLink multicast stays off
 # (NCCL_NVLS_ENABLE=0) unless the environment sets it. GPU_CHECK_MULTI_ONE_GPU_TEST=1 runs it all
@@ -71,6 +72,11 @@ step comm-bench "${GPU_CHECK_COMM_TIMEOUT:-330}" "$cli" bench --comm "${sweep[@]
 if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ]; then
   step python 240 env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT=150 scripts/gpu-check-python.sh
 fi
+
+# The device tool returns at most 8 files: the log, the bench's four and one archive of the rest.
+(cd "$out" && tar -czf rest.tar.gz --exclude='bench-comm.*' --exclude=gpu-check-multi.log \
+  --exclude=rest.tar.gz . && find . -mindepth 1 -maxdepth 1 ! -name 'bench-comm.*' \
+  ! -name gpu-check-multi.log ! -name rest.tar.gz -exec rm -rf {} +)
 
 echo | tee -a "$log"
 if [ ${#failed[@]} -eq 0 ]; then
