@@ -74,13 +74,17 @@ TEST(CommSmCounts, ListsOfDecimalCounts) {
 
 TEST(CommModes, NamesRoundTrip) {
   const auto modes = all_modes({8, 16});
-  ASSERT_EQ(modes.size(), 7u);
+  ASSERT_EQ(modes.size(), 9u);
   EXPECT_EQ(modes[3].name(), "green-8");
-  EXPECT_EQ(modes[6].name(), "max-ctas-16");
+  EXPECT_EQ(modes[5].name(), "green-ctas-8");
+  EXPECT_TRUE(modes[5].on_partition() && modes[5].limits_ctas());
+  EXPECT_EQ(modes[8].name(), "max-ctas-16");
+  EXPECT_TRUE(!modes[8].on_partition() && modes[8].limits_ctas());
   for (const auto &m : modes)
     EXPECT_EQ(mode::from_name(m.name()), m) << m.name();
   EXPECT_FALSE(mode::from_name("green-0"));
   EXPECT_FALSE(mode::from_name("green-x"));
+  EXPECT_FALSE(mode::from_name("green-ctas-"));
   EXPECT_FALSE(mode::from_name("other"));
 }
 
@@ -98,7 +102,7 @@ point make(mode m, std::size_t bytes, double us, double tflops) {
   for (int i = 0; i < 50; ++i)
     p.allreduce_us.push_back(us + (i % 5)); // p50 = us + 2
   p.gemm_tflops = tflops;
-  if (m.kind == mode_kind::partitioned)
+  if (m.on_partition())
     p.comm_sms = {m.k, m.k};
   return p;
 }
@@ -141,6 +145,23 @@ TEST(CommAnswers, SmallestKWithinTheToleranceOfTheBestMode) {
   // 'alone' has no GEMM running: it is never the best mode of an answer.
   for (const auto &x : a)
     EXPECT_NE(x.best_mode, "alone");
+}
+
+// green-ctas-k counts as k SMs too: at the smallest k that qualifies the faster of the two modes
+// is named.
+TEST(CommAnswers, GreenWithMatchingCtasIsAKSmAnswerToo) {
+  results r = synthetic();
+  r.points.push_back(make({mode_kind::partitioned_ctas, 8}, 256 * MiB, 2100, 575));
+  r.points.push_back(make({mode_kind::partitioned_ctas, 16}, MiB, 28, 560));
+  const auto a = answers(r);
+  ASSERT_TRUE(a[1].k);
+  EXPECT_EQ(*a[1].k, 8u); // 2102 against the best 2002: within 10%, where green-8 (4002) is not
+  EXPECT_EQ(a[1].k_mode, "green-ctas-8");
+  EXPECT_NE(a[1].text.find("8 SMs suffice (green-ctas-8)"), std::string::npos) << a[1].text;
+  ASSERT_TRUE(a[0].k);
+  EXPECT_EQ(*a[0].k, 8u); // green-8 still; green-ctas-16 (30) is the new best, 33 is within 10%
+  EXPECT_EQ(a[0].k_mode, "green-8");
+  EXPECT_EQ(a[0].best_mode, "green-ctas-16");
 }
 
 TEST(CommAnswers, NoKWithinToleranceSaysSo) {

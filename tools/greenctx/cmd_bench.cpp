@@ -26,10 +26,10 @@ struct bench_options {
   std::string background = "spin", critical = "kernel";
   output_options output;
   bool quiet = false, check_targets = false;
-  std::string devices;            ///< --device as typed; empty: 0, or all with --comm
+  std::string devices; ///< --device as typed; empty: 0, or all with --comm
   // --comm: the all-reduce next to a GEMM loop
   bool comm = false, quick = false;
-  std::string sizes, comm_sms;    ///< empty: the defaults
+  std::string sizes, comm_sms; ///< empty: the defaults
   unsigned tolerance = 10, comm_timeout = 600, window_ms = 0;
   bool samples_given = false, warmup_given = false;
   // --adaptive: the memory-bound background's partition shrunk around critical work
@@ -80,7 +80,8 @@ int run_comm(const bench_options &opt) {
   comm::plan p;
   p.measure.devices = opt.devices.empty() ? "all" : opt.devices;
   parse_device_list(p.measure.devices, api); // refused here, before any child starts
-  p.measure.sizes = opt.sizes.empty() ? comm::default_sizes(opt.quick) : comm::parse_sizes(opt.sizes);
+  p.measure.sizes =
+      opt.sizes.empty() ? comm::default_sizes(opt.quick) : comm::parse_sizes(opt.sizes);
   p.ks = !opt.comm_sms.empty() ? comm::parse_sm_counts(opt.comm_sms)
          : opt.quick           ? std::vector<unsigned>{8, 16, 32}
                                : std::vector<unsigned>{8, 16, 24, 32, 48};
@@ -300,12 +301,14 @@ void add_bench(CLI::App &app, action &run) {
       {"Write everything, raw samples included, to this file", "Write the raw samples to this file",
        "Write a plot to this file", "Write the report to this file too",
        "Measure nothing: report a run saved with --json again (tables, --csv, --svg)"});
-  cmd->add_flag("--comm", opt->comm,
-                "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "
-                "to a cuBLAS GEMM loop, on a k-SM green context with the GEMM on the rest, against "
-                "sharing all SMs (equal and high priority) and NCCL_MAX_CTAS=k; says per message "
-                "size how many SMs the all-reduce needs. Uses --device, --samples, --warmup, "
-                "--gemm-n and the output options");
+  cmd->add_flag(
+      "--comm", opt->comm,
+      "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "
+      "to a cuBLAS GEMM loop, on a k-SM green context with the GEMM on the rest (with "
+      "and without NCCL_MAX_CTAS=k), against sharing all SMs (equal and high priority) "
+      "and NCCL_MAX_CTAS=k alone; checks that the all-reduce stays on its k SMs; says per message "
+      "size how many SMs the all-reduce needs. Uses --device, --samples, --warmup, "
+      "--gemm-n and the output options");
   cmd->add_flag("--quick", opt->quick,
                 "With --comm: a short run (3 sizes, k in 8,16,32, 20 samples) unless lists are "
                 "given; with --adaptive: --shrink-to 16,64, 200 samples in 4 rounds, 100 ms "
@@ -380,8 +383,8 @@ void add_bench(CLI::App &app, action &run) {
       throw CLI::ValidationError("--quick", "is an option of --comm and --adaptive: add one, or "
                                             "leave it out");
     if (!opt->adaptive)
-      for (const char *name : {"--shrink-to", "--policies", "--lead-us", "--chunk-mib",
-                               "--queue-depth"})
+      for (const char *name :
+           {"--shrink-to", "--policies", "--lead-us", "--chunk-mib", "--queue-depth"})
         if (given(name))
           throw CLI::ValidationError(name,
                                      "is an option of --adaptive: add --adaptive, or leave it out");
@@ -393,8 +396,8 @@ void add_bench(CLI::App &app, action &run) {
       if (given("--critical") && opt->critical != "kernel")
         throw CLI::ValidationError("--critical", "--adaptive measures the critical kernel only: "
                                                  "give --critical kernel or leave it out");
-      for (const char *name : {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib",
-                               "--gemm-n"})
+      for (const char *name :
+           {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib", "--gemm-n"})
         if (given(name))
           throw CLI::ValidationError(name, "has no effect with --adaptive (its background is a "
                                            "chunked copy: see --chunk-mib): leave it out");

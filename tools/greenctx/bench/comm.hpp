@@ -15,18 +15,28 @@ namespace greenctx::cli::bench::comm {
 
 /// How the all-reduce and the GEMM loop share each GPU.
 enum class mode_kind {
-  alone,       ///< the all-reduce alone on all SMs (no GEMM): its best case
-  partitioned, ///< the all-reduce on a k-SM green context, the GEMM on the rest
-  shared,      ///< both on all SMs, equal stream priority
-  shared_high, ///< both on all SMs, the all-reduce's stream at the highest priority
-  max_ctas,    ///< both on all SMs, equal priority, NCCL_MAX_CTAS=k
+  alone,            ///< the all-reduce alone on all SMs (no GEMM): its best case
+  partitioned,      ///< the all-reduce on a k-SM green context, the GEMM on the rest
+  partitioned_ctas, ///< the same with NCCL_MAX_CTAS=k: NCCL's channels match the partition
+  shared,           ///< both on all SMs, equal stream priority
+  shared_high,      ///< both on all SMs, the all-reduce's stream at the highest priority
+  max_ctas,         ///< both on all SMs, equal priority, NCCL_MAX_CTAS=k
 };
 
-/// One mode; `k` is the SM count (partitioned) or the CTA limit (max_ctas), else 0.
+/// One mode; `k` is the SM count (partitioned, partitioned_ctas) or the CTA limit (max_ctas),
+/// else 0.
 struct mode {
   mode_kind kind = mode_kind::alone;
   unsigned k = 0;
-  /// "alone", "green-16", "shared", "shared-high", "max-ctas-16".
+  /// On a k-SM green context (partitioned or partitioned_ctas).
+  bool on_partition() const {
+    return kind == mode_kind::partitioned || kind == mode_kind::partitioned_ctas;
+  }
+  /// Run with NCCL_MAX_CTAS=k (max_ctas or partitioned_ctas).
+  bool limits_ctas() const {
+    return kind == mode_kind::max_ctas || kind == mode_kind::partitioned_ctas;
+  }
+  /// "alone", "green-16", "green-ctas-16", "shared", "shared-high", "max-ctas-16".
   std::string name() const;
   /// The inverse of name(); nullopt for any other text.
   static std::optional<mode> from_name(std::string_view text);
@@ -86,11 +96,13 @@ struct results {
 
 /// The answer for one size: the smallest k whose partitioned all-reduce p50 is within
 /// tolerance_percent of the best p50 of any mode with the GEMM running (shared, shared-high,
-/// max-ctas, partitioned), and what the GEMM keeps of its speed alone there. A partitioned mode
-/// whose all-reduce ran outside its partition (confined == false) is neither k nor the best.
+/// max-ctas, both partitioned kinds), and what the GEMM keeps of its speed alone there. At that k
+/// the faster of green-k and green-ctas-k is named. A partitioned mode whose all-reduce ran
+/// outside its partition (confined == false) is neither k nor the best.
 struct answer {
   std::size_t bytes = 0;
   std::optional<unsigned> k; ///< nullopt: no k measured came within the tolerance
+  std::string k_mode;        ///< the k-SM mode that did (green-k or green-ctas-k)
   double k_p50_us = 0;       ///< the all-reduce p50 at that k
   std::string best_mode;     ///< the mode with the best p50
   double best_p50_us = 0;    ///< its p50

@@ -174,6 +174,8 @@ int run_in_children(const plan &p, results &r, nlohmann::json &env,
   for (unsigned k : p.ks)
     groups.push_back({{{mode_kind::partitioned, k}}, {}});
   for (unsigned k : p.ks)
+    groups.push_back({{{mode_kind::partitioned_ctas, k}}, k});
+  for (unsigned k : p.ks)
     groups.push_back({{{mode_kind::max_ctas, k}}, k});
 
   for (std::size_t g = 0; g < groups.size(); ++g) {

@@ -22,7 +22,8 @@ struct plan {
 /// environment parameters at their first read, so a run of max-ctas-k needs a process that had
 /// NCCL_MAX_CTAS=k from the start, and a hang on
 /// k SMs ends only its own child. Children: (1) alone, shared, shared-high and the GEMM alone,
-/// (2) one per green-k, (3) one per max-ctas-k (NCCL_MAX_CTAS=k; unset in the others).
+/// (2) one per green-k, (3) one per green-ctas-k and (4) one per max-ctas-k (NCCL_MAX_CTAS=k in
+/// these two; unset in the others).
 /// NCCL_NVLS_ENABLE is set to 0 unless the caller's environment sets it.
 /// Fills `r` and `env` with what came back. Returns exit_ok, or the first child's failure code
 /// (exit_no_gpu with fewer than 2 GPUs, exit_unsupported without NCCL or cuBLAS) after printing

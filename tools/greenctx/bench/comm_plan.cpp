@@ -24,6 +24,8 @@ std::string mode::name() const {
     return "alone";
   case mode_kind::partitioned:
     return fmt::format("green-{}", k);
+  case mode_kind::partitioned_ctas:
+    return fmt::format("green-ctas-{}", k);
   case mode_kind::shared:
     return "shared";
   case mode_kind::shared_high:
@@ -41,8 +43,10 @@ std::optional<mode> mode::from_name(std::string_view text) {
     return mode{mode_kind::shared, 0};
   if (text == "shared-high")
     return mode{mode_kind::shared_high, 0};
-  for (const auto &[prefix, kind] : {std::pair{std::string_view("green-"), mode_kind::partitioned},
-                                     std::pair{std::string_view("max-ctas-"), mode_kind::max_ctas}})
+  for (const auto &[prefix, kind] :
+       {std::pair{std::string_view("green-ctas-"), mode_kind::partitioned_ctas},
+        std::pair{std::string_view("green-"), mode_kind::partitioned},
+        std::pair{std::string_view("max-ctas-"), mode_kind::max_ctas}})
     if (text.substr(0, prefix.size()) == prefix) {
       const auto k = read_decimal(text.substr(prefix.size()), 4096);
       if (k && *k > 0)
@@ -56,6 +60,8 @@ std::vector<mode> all_modes(const std::vector<unsigned> &ks) {
       {mode_kind::alone, 0}, {mode_kind::shared, 0}, {mode_kind::shared_high, 0}};
   for (unsigned k : ks)
     out.push_back({mode_kind::partitioned, k});
+  for (unsigned k : ks)
+    out.push_back({mode_kind::partitioned_ctas, k});
   for (unsigned k : ks)
     out.push_back({mode_kind::max_ctas, k});
   return out;
@@ -181,18 +187,19 @@ std::vector<answer> answers(const results &r) {
     }
     a.best_p50_us = best;
     const point *chosen = nullptr;
-    for (const unsigned k : r.ks) { // in the order given; the smallest that qualifies wins
-      for (const auto &p : r.points)
-        if (p.bytes == bytes && p.m == mode{mode_kind::partitioned, k} && !p.allreduce_us.empty() &&
-            p.confined != false &&
-            summarize(p.allreduce_us).p50 <= best * (1 + r.tolerance_percent / 100) &&
-            (!a.k || k < *a.k)) {
-          a.k = k;
-          chosen = &p;
-        }
+    const double limit = best * (1 + r.tolerance_percent / 100);
+    for (const auto &p : r.points) { // the smallest k that qualifies, its faster mode
+      if (p.bytes != bytes || !p.m.on_partition() || p.allreduce_us.empty() || p.confined == false)
+        continue;
+      const double p50 = summarize(p.allreduce_us).p50;
+      if (p50 <= limit && (!a.k || p.m.k < *a.k || (p.m.k == *a.k && p50 < a.k_p50_us))) {
+        a.k = p.m.k;
+        a.k_p50_us = p50;
+        chosen = &p;
+      }
     }
     if (chosen) {
-      a.k_p50_us = summarize(chosen->allreduce_us).p50;
+      a.k_mode = chosen->m.name();
       a.gemm_fraction = r.gemm_alone_tflops > 0 ? chosen->gemm_tflops / r.gemm_alone_tflops : 0;
     }
     if (a.best_mode.empty())
@@ -204,9 +211,9 @@ std::vector<answer> answers(const results &r) {
                            format_bytes(bytes), r.tolerance_percent, a.best_mode, best);
     else
       a.text = fmt::format(
-          "{}: {} SMs suffice: all-reduce p50 {:.1f} us, within {:g}% of the best ({}, {:.1f} "
-          "us); the GEMM on the other SMs keeps {}",
-          format_bytes(bytes), *a.k, a.k_p50_us, r.tolerance_percent, a.best_mode, best,
+          "{}: {} SMs suffice ({}): all-reduce p50 {:.1f} us, within {:g}% of the best ({}, "
+          "{:.1f} us); the GEMM on the other SMs keeps {}",
+          format_bytes(bytes), *a.k, a.k_mode, a.k_p50_us, r.tolerance_percent, a.best_mode, best,
           a.gemm_fraction > 0 ? fmt::format("{:.0f}% of its speed alone", 100 * a.gemm_fraction)
                               : std::string("an unmeasured share of its speed"));
     out.push_back(std::move(a));

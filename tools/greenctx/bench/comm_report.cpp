@@ -25,7 +25,7 @@ std::string field(const nlohmann::json &env, const char *key) {
 
 std::string comm_sms_text(const point &p) {
   if (p.comm_sms.empty())
-    return p.m.kind == mode_kind::partitioned ? "?" : "all";
+    return p.m.on_partition() ? "?" : "all";
   const auto [lo, hi] = std::minmax_element(p.comm_sms.begin(), p.comm_sms.end());
   return (*lo == *hi ? std::to_string(*lo) : fmt::format("{}-{}", *lo, *hi)) +
          (p.confined == false ? " (NOT confined)" : "");
@@ -88,9 +88,9 @@ std::string markdown(const results &r, const nlohmann::json &env) {
     out += fmt::format("\n## {}\n\n{}", format_bytes(bytes), markdown_table(columns, rows));
   }
   std::string checks;
-  for (const unsigned k : r.ks)
+  for (const mode &m : all_modes(r.ks))
     for (const auto &p : r.points)
-      if (p.m == mode{mode_kind::partitioned, k} && !p.confinement.empty()) {
+      if (p.m == m && !p.confinement.empty()) {
         checks += fmt::format("- {}: {}\n", p.m.name(), p.confinement);
         break;
       }
@@ -120,10 +120,13 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   j["gemm_alone_tflops"] = r.gemm_alone_tflops;
   j["points"] = nlohmann::json::array();
   for (const auto &p : r.points) {
-    nlohmann::json q = {{"mode", p.m.name()},           {"bytes", p.bytes},
-                        {"gemm_tflops", p.gemm_tflops}, {"comm_sms", p.comm_sms},
+    nlohmann::json q = {{"mode", p.m.name()},
+                        {"bytes", p.bytes},
+                        {"gemm_tflops", p.gemm_tflops},
+                        {"comm_sms", p.comm_sms},
                         {"confined", p.confined ? nlohmann::json(*p.confined) : nlohmann::json()},
-                        {"confinement", p.confinement}, {"failure", p.failure},
+                        {"confinement", p.confinement},
+                        {"failure", p.failure},
                         {"allreduce_us", p.allreduce_us}};
     if (!p.allreduce_us.empty()) {
       const summary s = summarize(p.allreduce_us);
@@ -137,6 +140,7 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   for (const auto &a : answers(r))
     j["answers"].push_back({{"bytes", a.bytes},
                             {"k", a.k ? nlohmann::json(*a.k) : nlohmann::json(nullptr)},
+                            {"k_mode", a.k_mode},
                             {"k_p50_us", a.k_p50_us},
                             {"best_mode", a.best_mode},
                             {"best_p50_us", a.best_p50_us},
@@ -262,8 +266,22 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
       order.push_back(p.m.name());
     by_mode[p.m.name()].push_back(&p);
   }
+  // Colour by k (the modes without k take the first three), dash by kind: green-k solid,
+  // green-ctas-k dashed, max-ctas-k dotted.
+  const auto style = [&](const mode &m) -> std::pair<std::string, std::string> {
+    if (m.k == 0)
+      return {palette[static_cast<std::size_t>(m.kind == mode_kind::alone    ? 0
+                                               : m.kind == mode_kind::shared ? 1
+                                                                             : 2)],
+              ""};
+    const auto at = std::find(r.ks.begin(), r.ks.end(), m.k);
+    const std::size_t i = 3 + static_cast<std::size_t>(at - r.ks.begin());
+    return {palette[i % std::size(palette)], m.kind == mode_kind::partitioned        ? ""
+                                             : m.kind == mode_kind::partitioned_ctas ? "7 4"
+                                                                                     : "2 3"};
+  };
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const std::string color = palette[i % std::size(palette)];
+    const auto [color, dash] = style(by_mode[order[i]].front()->m);
     std::vector<std::pair<double, double>> t, g;
     for (const point *p : by_mode[order[i]]) {
       if (!p->allreduce_us.empty())
@@ -273,11 +291,11 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
     }
     std::sort(t.begin(), t.end());
     std::sort(g.begin(), g.end());
-    doc.series(t, color);
+    doc.series(t, color, dash);
     if (!g.empty())
-      doc.series(g, color);
+      doc.series(g, color, dash);
     const double ly = top1 + 4 + 18.0 * static_cast<double>(i);
-    doc.line(left + plot_w + 16, left + plot_w + 36, ly, ly, {color, 2});
+    doc.line(left + plot_w + 16, left + plot_w + 36, ly, ly, {color, 2, dash});
     doc.text(left + plot_w + 42, ly + 4, order[i]);
   }
   return doc.finish();

@@ -106,7 +106,7 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
     g.fill_stream = stream();
     g.parts.reset();
     const auto primary = g.dev->primary_context();
-    if (m.kind == mode_kind::partitioned) {
+    if (m.on_partition()) {
       g.parts = std::make_unique<partition_set>(
           partition_set::create(*g.dev, parse_partition_request(fmt::format("{},rest", m.k))));
       g.comm_stream = g.parts->parts()[0].context.create_stream(stream_flags::non_blocking);
@@ -163,9 +163,9 @@ confinement check_confinement(std::vector<gpu> &gpus, nccl_clique &clique,
       break;
     if (clock::now() > deadline) {
       out.hung = true;
-      out.note = fmt::format(
-          "the confinement check's all-reduce did not finish within {} s",
-          std::chrono::duration_cast<std::chrono::seconds>(fill + limit).count());
+      out.note =
+          fmt::format("the confinement check's all-reduce did not finish within {} s",
+                      std::chrono::duration_cast<std::chrono::seconds>(fill + limit).count());
       return out;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -335,7 +335,7 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
         comm_sms.push_back(g.parts->parts()[0].obtained());
     }
     nlohmann::json confined = nullptr, confinement_note = "";
-    if (m.kind == mode_kind::partitioned) {
+    if (m.on_partition()) {
       // One all-reduce first (NCCL may set up its connections then), then the check.
       std::string failure;
       clique->launch(op, buffers, 1024, comm_streams);
@@ -360,10 +360,10 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
       log(fmt::format("{:>12}: {}", m.name(), c.note));
     }
     for (const std::size_t bytes : cfg.sizes) {
-      nlohmann::json p = {{"mode", m.name()},   {"bytes", bytes},
-                          {"gemm_tflops", 0.0}, {"comm_sms", comm_sms},
+      nlohmann::json p = {{"mode", m.name()},     {"bytes", bytes},
+                          {"gemm_tflops", 0.0},   {"comm_sms", comm_sms},
                           {"confined", confined}, {"confinement", confinement_note},
-                          {"failure", ""},      {"allreduce_us", nlohmann::json::array()}};
+                          {"failure", ""},        {"allreduce_us", nlohmann::json::array()}};
       std::vector<double> samples;
       std::vector<std::unique_ptr<gemm_loop>> loops;
       if (m.kind != mode_kind::alone)

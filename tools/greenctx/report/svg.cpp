@@ -91,12 +91,15 @@ void document::rect(double x, double y, double w, double h, std::string_view fil
 }
 
 void document::polyline(const std::vector<std::pair<double, double>> &points,
-                        std::string_view color, double width) {
+                        std::string_view color, double width, std::string_view dash) {
   std::string list;
   for (const auto &[x, y] : points)
     list += (list.empty() ? "" : " ") + number(x) + "," + number(y);
-  out_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"/>\n",
+  out_ += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"",
                       list, color, number(width));
+  if (!dash.empty())
+    out_ += fmt::format(" stroke-dasharray=\"{}\"", dash);
+  out_ += "/>\n";
 }
 
 void document::circle(double cx, double cy, double r, std::string_view fill) {
@@ -128,11 +131,11 @@ void document::y_tick(double left, double right, double y, std::string_view labe
   text(left - 8, y + 4, label, {"#555", "end"});
 }
 
-void document::series(const std::vector<std::pair<double, double>> &points,
-                      std::string_view color) {
+void document::series(const std::vector<std::pair<double, double>> &points, std::string_view color,
+                      std::string_view dash) {
   if (points.empty())
     return;
-  polyline(points, color, 2);
+  polyline(points, color, 2, dash);
   for (const auto &[x, y] : points)
     circle(x, y, 3.5, color);
 }

@@ -52,7 +52,7 @@ public:
   void rect(double x, double y, double w, double h, std::string_view fill, double opacity = 1,
             std::string_view outline = {});
   void polyline(const std::vector<std::pair<double, double>> &points, std::string_view color,
-                double width);
+                double width, std::string_view dash = {});
   void circle(double cx, double cy, double r, std::string_view fill);
 
   /// The title (17 px bold) at the top and up to two grey lines under it.
@@ -64,8 +64,9 @@ public:
               std::string_view grid = "#eee");
   /// A horizontal grid line from `left` to `right` at `y`, labelled left of `left`.
   void y_tick(double left, double right, double y, std::string_view label);
-  /// A line through `points` (2 px) with a dot on each.
-  void series(const std::vector<std::pair<double, double>> &points, std::string_view color);
+  /// A line through `points` (2 px, dashed by `dash` when given) with a dot on each.
+  void series(const std::vector<std::pair<double, double>> &points, std::string_view color,
+              std::string_view dash = {});
 
   /// The document, closed.
   std::string finish();
