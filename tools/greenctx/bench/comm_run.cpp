@@ -128,69 +128,99 @@ struct confinement {
   bool hung = false;            ///< the all-reduce did not end: the device may be unusable
 };
 
-// Whether each GPU's all-reduce kernel stays on the SMs of its k-SM green context. First every
-// partition is filled: a spin kernel of 1024-thread blocks, as many as its SMs hold (so no other
-// block fits beside them), for `fill`. Then one all-reduce on the comm streams. Kept to the
-// partition, it can start only when the spin ends; run anywhere else (the other SMs are idle
-// now), it ends long before. Call it after an all-reduce has run on these streams (NCCL sets up
-// its connections on the first one, which may take longer than the fill).
+// One round of the confinement check with only GPU `filled`'s partition full: true when the
+// all-reduce ended while that partition was still full (so GPU `filled`'s part of it ran on other
+// SMs), false when it waited, nullopt when the fill had ended before the launch (not known).
+// Sets `hung` when the all-reduce did not end within fill + limit.
+std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl_clique &clique,
+                                const std::vector<CUdeviceptr> &buffers,
+                                const std::vector<stream_ref> &comm_streams,
+                                nccl_clique::operation op, std::chrono::milliseconds fill,
+                                std::chrono::seconds limit, bool &hung, double &ended_ms) {
+  constexpr unsigned threads = 1024;
+  gpu &g = gpus[filled];
+  const unsigned per_sm = static_cast<unsigned>(std::max(
+      1, g.dev->attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / int{threads}));
+  launch_spin(g.fill_stream, g.parts->parts()[0].obtained() * per_sm, fill, threads);
+  std::this_thread::sleep_for(fill / 10); // the spin blocks are resident by now
+  const auto launched = clock::now();
+  clique.launch(op, buffers, 1024, comm_streams);
+  for (auto &each : gpus)
+    each.ends[0].record(each.comm_stream);
+  const bool filled_at_launch = !g.fill_stream.ready();
+  const auto deadline = clock::now() + fill + limit;
+  for (;;) {
+    bool all_done = true;
+    for (auto &each : gpus)
+      all_done = all_done && each.ends[0].ready();
+    if (all_done)
+      break;
+    if (clock::now() > deadline) {
+      hung = true;
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  ended_ms = std::chrono::duration<double, std::milli>(clock::now() - launched).count();
+  const bool still_full = !g.fill_stream.ready();
+  g.fill_stream.synchronize();
+  if (!filled_at_launch)
+    return std::nullopt;
+  return still_full;
+}
+
+// Whether each GPU's all-reduce kernel stays on the SMs of its k-SM green context. One GPU at a
+// time, its partition is filled: a spin kernel of 1024-thread blocks, as many as its SMs hold (so
+// no other block fits beside them), for `fill`; then one all-reduce on the comm streams. Kept to
+// the partition, that GPU's part can start only when the spin ends, and the all-reduce (which
+// needs every GPU) ends after it; run anywhere else (the other SMs are idle now), it ends long
+// before. One GPU at a time because a confined GPU would otherwise hold back the all-reduce of
+// one that is not. Call it after an all-reduce has run on these streams (NCCL sets up its
+// connections on the first one, which may take longer than the fill).
 confinement check_confinement(std::vector<gpu> &gpus, nccl_clique &clique,
                               const std::vector<CUdeviceptr> &buffers,
                               const std::vector<stream_ref> &comm_streams,
                               nccl_clique::operation op, std::chrono::milliseconds fill,
                               std::chrono::seconds limit) {
-  constexpr unsigned threads = 1024;
-  for (auto &g : gpus) {
-    const unsigned per_sm = static_cast<unsigned>(std::max(
-        1, g.dev->attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / int{threads}));
-    launch_spin(g.fill_stream, g.parts->parts()[0].obtained() * per_sm, fill, threads);
-  }
-  std::this_thread::sleep_for(fill / 10); // the spin blocks are resident by now
-  const auto launched = clock::now();
-  clique.launch(op, buffers, 1024, comm_streams);
-  for (auto &g : gpus)
-    g.ends[0].record(g.comm_stream);
-  bool filled_at_launch = true;
-  for (auto &g : gpus)
-    filled_at_launch = filled_at_launch && !g.fill_stream.ready();
-  const auto deadline = clock::now() + fill + limit;
   confinement out;
-  for (;;) {
-    bool all_done = true;
-    for (auto &g : gpus)
-      all_done = all_done && g.ends[0].ready();
-    if (all_done)
-      break;
-    if (clock::now() > deadline) {
-      out.hung = true;
+  std::vector<int> outside, unknown;
+  double slowest_ms = 0, fastest_ms = 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    double ended_ms = 0;
+    const auto r =
+        ran_outside(gpus, i, clique, buffers, comm_streams, op, fill, limit, out.hung, ended_ms);
+    if (out.hung) {
       out.note =
-          fmt::format("the confinement check's all-reduce did not finish within {} s",
+          fmt::format("the confinement check's all-reduce (GPU {} filled) did not finish "
+                      "within {} s",
+                      gpus[i].dev->ordinal(),
                       std::chrono::duration_cast<std::chrono::seconds>(fill + limit).count());
       return out;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (!r)
+      unknown.push_back(gpus[i].dev->ordinal());
+    else if (*r)
+      outside.push_back(gpus[i].dev->ordinal());
+    slowest_ms = i == 0 ? ended_ms : std::max(slowest_ms, ended_ms);
+    fastest_ms = i == 0 ? ended_ms : std::min(fastest_ms, ended_ms);
   }
-  const double after_ms =
-      std::chrono::duration<double, std::milli>(clock::now() - launched).count();
-  bool still_full = true; // still filling after the all-reduce ended: it ran on other SMs
-  for (auto &g : gpus)
-    still_full = still_full && !g.fill_stream.ready();
-  for (auto &g : gpus)
-    g.fill_stream.synchronize();
-  if (!filled_at_launch) {
-    out.note = fmt::format("not known: a partition's fill ({} ms) had ended before the "
-                           "all-reduce was launched",
-                           fill.count());
-  } else if (still_full) {
+  const std::string range = fastest_ms == slowest_ms
+                                ? fmt::format("{:.1f} ms", fastest_ms)
+                                : fmt::format("{:.1f}-{:.1f} ms", fastest_ms, slowest_ms);
+  if (!outside.empty()) {
     out.confined = false;
-    out.note = fmt::format("NOT confined: the all-reduce ended {:.1f} ms after its launch while "
-                           "its k SMs were still full, so it ran on other SMs",
-                           after_ms);
+    out.note = fmt::format("NOT confined: with the k SMs of GPU {} full, the all-reduce ended "
+                           "before they were free, so it ran on other SMs there",
+                           join_ordinals(outside));
+  } else if (!unknown.empty()) {
+    out.note = fmt::format("not known: on GPU {} the fill ({} ms) had ended before the all-reduce "
+                           "was launched",
+                           join_ordinals(unknown), fill.count());
   } else {
     out.confined = true;
-    out.note = fmt::format("confined: with its k SMs full for {} ms the all-reduce waited for "
-                           "them (ended {:.1f} ms after its launch)",
-                           fill.count(), after_ms);
+    out.note = fmt::format("confined: with the k SMs of one GPU at a time full for {} ms, the "
+                           "all-reduce waited for them every time (ended {} after its launch)",
+                           fill.count(), range);
   }
   return out;
 }
