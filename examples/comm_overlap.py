@@ -22,6 +22,11 @@ its samples; the report shows, per scenario, the slowest rank's p50 and p99 (nea
 bus bandwidth at that p50 (size/time * 2(n-1)/n) and the mean GEMM TFLOP/s over the ranks.
 NCCL_NVLS_ENABLE is set to 0 (NVLink multicast off) unless the environment sets it.
 
+Confinement is checked before anything is timed: one rank at a time fills its k SMs
+(greenctx.fill_sms: spinning blocks that leave no room for another) for 0.3 s and every rank
+launches one all-reduce on its k-SM stream. If the filled rank's part ran on other SMs, the
+all-reduce ends while the fill still runs; the report says per rank what was seen.
+
 GREENCTX_COMM_ONE_GPU_TEST=1 accepts one GPU, for testing this program on a 1-GPU machine: the
 all-reduce is then a mean over one rank (NCCL runs a local kernel for it, where a sum does nothing),
 which communicates nothing, so the numbers answer nothing (the report says so).
@@ -42,6 +47,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 from example_support import GemmLoop, fail as fail_as, percentile
 
@@ -86,6 +92,41 @@ def parse_args():
     return args
 
 
+def reduce_op(dist):
+    """The sum; in one-GPU test mode the mean, for which NCCL runs a kernel over one rank too."""
+    return dist.ReduceOp.AVG if ONE_GPU_TEST else dist.ReduceOp.SUM
+
+
+def check_confinement(torch, dist, greenctx, rank, world, comm_stream, fill_stream, fill_s=0.3):
+    """Whether this rank's all-reduce kernel stays on the SMs of comm_stream's green context.
+    One rank at a time fills its partition (greenctx.fill_sms: no other block fits there) for
+    fill_s seconds, and every rank then launches one small all-reduce on its comm stream. Kept to
+    the partition, the filled rank's part waits for the fill, and the whole all-reduce with it;
+    run elsewhere, it ends while the fill still runs. Returns True (waited), False (ran elsewhere)
+    or None (the fill had ended before the launch: not known)."""
+    buf = torch.ones(1024, device="cuda", dtype=torch.float32)
+    with torch.cuda.stream(comm_stream):  # a first one: NCCL may set up connections on it
+        dist.all_reduce(buf, op=reduce_op(dist), async_op=False)
+    comm_stream.synchronize()
+    mine = None
+    for filler in range(world):
+        dist.barrier()
+        if rank == filler:
+            greenctx.fill_sms(fill_stream, fill_s)
+            time.sleep(fill_s / 10)  # the spinning blocks are resident by now
+            filled_at_launch = not fill_stream.ready()
+        with torch.cuda.stream(comm_stream):
+            dist.all_reduce(buf, op=reduce_op(dist), async_op=False)
+            end = torch.cuda.Event()
+            end.record()
+        end.synchronize()
+        if rank == filler:
+            still_full = not fill_stream.ready()
+            fill_stream.synchronize()
+            mine = (not still_full) if filled_at_launch else None
+    return mine
+
+
 def measure(torch, dist, args, nbytes, comm_stream, gemm):
     """Event times (us) of all-reduces of `nbytes` on `comm_stream`, with `gemm` (or None)."""
     with torch.cuda.stream(comm_stream):
@@ -100,9 +141,7 @@ def measure(torch, dist, args, nbytes, comm_stream, gemm):
             gemm.top_up()
         with torch.cuda.stream(comm_stream):
             start.record()
-            # One GPU (test mode): the mean, for which NCCL runs a kernel over one rank too.
-            dist.all_reduce(buf, op=dist.ReduceOp.AVG if ONE_GPU_TEST else dist.ReduceOp.SUM,
-                            async_op=False)
+            dist.all_reduce(buf, op=reduce_op(dist), async_op=False)
             end.record()
         end.synchronize()
         if i >= args.warmup:
@@ -135,12 +174,14 @@ def worker(local_rank, world, rank, args, port):
         fail(3 if "driver" in str(e) or "GPU" in str(e) else 5, f"rank {rank}: {e}")
     small_gc = parts[0].context.create_stream()  # keep these (and parts) while torch uses them
     rest_gc = parts[1].context.create_stream()
+    fill_gc = parts[0].context.create_stream()  # fills the all-reduce's SMs for the check
     small = torch.cuda.ExternalStream(small_gc.handle, device=dev)
     rest = torch.cuda.ExternalStream(rest_gc.handle, device=dev)
     plain_comm = torch.cuda.Stream(device=dev)
     plain_gemm = torch.cuda.Stream(device=dev)
     try:
         dist.init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
+        confined = check_confinement(torch, dist, greenctx, rank, world, small, fill_gc)
         results = {}
         gemm_plain = GemmLoop(torch, plain_gemm, args.gemm_size, torch.bfloat16)
         gemm_rest = GemmLoop(torch, rest, args.gemm_size, torch.bfloat16)
@@ -155,7 +196,7 @@ def worker(local_rank, world, rank, args, port):
         torch.cuda.synchronize()
         mine = {"rank": rank, "gpu": gpu.name, "pci_bus_id": gpu.pci_bus_id,
                 "comm_sms": parts[0].obtained, "gemm_sms": parts[1].obtained,
-                "results": results}
+                "confined": confined, "results": results}
         everyone = [None] * world
         dist.all_gather_object(everyone, mine)
         small_gc.synchronize()
@@ -168,7 +209,7 @@ def worker(local_rank, world, rank, args, port):
     if rank == 0:
         report(torch, args, world, everyone)
     del small, rest, gemm_rest  # streams before the green contexts that own them
-    del small_gc, rest_gc
+    del small_gc, rest_gc, fill_gc
     del parts
 
 
@@ -182,6 +223,18 @@ def report(torch, args, world, everyone):
     if ONE_GPU_TEST:
         print(f"{PROG}: ONE-GPU TEST RUN (GREENCTX_COMM_ONE_GPU_TEST=1): an all-reduce over one GPU "
               f"communicates nothing; these numbers check the program and answer nothing")
+    confined = {r["rank"]: r["confined"] for r in everyone}
+    outside = [r for r, c in confined.items() if c is False]
+    unknown = [r for r, c in confined.items() if c is None]
+    if outside:
+        print(f"{PROG}: NOT CONFINED: with its SMs full, the all-reduce of rank(s) {outside} ended "
+              f"anyway, so it ran on other SMs: the 'partitioned' rows do not confine NCCL")
+    elif unknown:
+        print(f"{PROG}: confinement not known for rank(s) {unknown} (the fill ended before the "
+              f"all-reduce was launched)")
+    else:
+        print(f"{PROG}: confined: with one rank's {everyone[0]['comm_sms']} SMs at a time full, "
+              f"the all-reduce waited for them every time")
     summary = []
     print(f"\n{'size':>8} {'scenario':<12} {'p50 us':>9} {'p99 us':>9} {'busbw GB/s':>10} "
           f"{'GEMM TFLOP/s':>12}")
@@ -201,7 +254,7 @@ def report(torch, args, world, everyone):
         info = {"tool": "examples/comm_overlap.py",
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "torch": torch.__version__, "world": world, "args": vars(args),
-                "one_gpu_test": ONE_GPU_TEST,
+                "one_gpu_test": ONE_GPU_TEST, "confined": confined,
                 "env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "NCCL_MAX_CTAS",
                                                        "CUDA_DEVICE_MAX_CONNECTIONS")},
                 "summary": summary, "ranks": everyone}

@@ -27,7 +27,6 @@ void raise(PyObject *type, const error &e) {
   PyErr_SetObject(type, exc.ptr());
 }
 
-
 split_flags make_flags(bool ignore_coscheduling, bool max_cluster) {
   split_flags f = split_flags::none;
   if (ignore_coscheduling)
@@ -372,6 +371,22 @@ NB_MODULE(_greenctx, m) {
       .def("sms", [](stream_ref s) { return s.sms(); })
       .def("__eq__", [](stream_ref a, stream_ref b) { return a == b; })
       .def("__hash__", [](stream_ref s) { return std::hash<const void *>()(s.native_handle()); });
+
+  const auto fill = [](stream_ref s, double seconds) {
+    if (!(seconds > 0 && seconds <= 60))
+      throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.fill_sms",
+                          "seconds must be more than 0 and at most 60");
+    return fill_sms(s, std::chrono::nanoseconds(static_cast<long long>(seconds * 1e9)));
+  };
+  constexpr const char *fill_doc =
+      "Fills every SM of the stream's context for `seconds` with spinning blocks, so that no "
+      "other block can be resident there until they end; returns the blocks launched. Work "
+      "that should run on those SMs must wait: the test of whether a library's kernels stay on a "
+      "partition.";
+  m.def(
+      "fill_sms", [fill](const stream &s, double seconds) { return fill(s, seconds); }, "stream"_a,
+      "seconds"_a, fill_doc);
+  m.def("fill_sms", fill, "stream"_a, "seconds"_a, fill_doc);
 
   nb::class_<pool_partition>(
       m, "PoolPartition", nb::dynamic_attr(),

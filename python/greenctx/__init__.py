@@ -36,6 +36,7 @@ from ._greenctx import (  # noqa: F401
     UnsupportedError,
     documented_granularity,
     elapsed_ms,
+    fill_sms,
     format_cuda_version,
     max_active_sm_clusters,
     parse_groups,

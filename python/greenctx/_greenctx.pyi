@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 import enum
+from typing import overload
 
 from greenctx import (
     Error as Error,
@@ -369,6 +370,15 @@ class StreamRef:
     def __eq__(self, arg: StreamRef, /) -> bool: ...
 
     def __hash__(self) -> int: ...
+
+@overload
+def fill_sms(stream: Stream, seconds: float) -> int: ...
+
+@overload
+def fill_sms(stream: StreamRef, seconds: float) -> int:
+    """
+    Fills every SM of the stream's context for `seconds` with spinning blocks, so that no other block can be resident there until they end; returns the blocks launched. Work that should run on those SMs must wait: the test of whether a library's kernels stay on a partition.
+    """
 
 class PoolPartition:
     """

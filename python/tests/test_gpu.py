@@ -29,6 +29,25 @@ def test_streams_and_events(gpu):
 
 
 
+def test_fill_sms_leaves_no_room_on_its_partition_only(gpu):
+    """A filled 16-SM partition makes later work on it wait; the rest's work does not wait."""
+    import time
+    parts = greenctx.PartitionSet.create(gpu, "16,rest")
+    filler, same, other = (parts[0].context.create_stream(), parts[0].context.create_stream(),
+                           parts[1].context.create_stream())
+    assert greenctx.fill_sms(filler, 0.5) >= 16  # at least a block per SM
+    time.sleep(0.05)
+    greenctx.fill_sms(same, 0.01)
+    greenctx.fill_sms(other, 0.01)
+    time.sleep(0.15)  # both would have ended by now, had they started at once
+    assert other.ready(), "the rest's work waited for a fill of another partition"
+    assert not same.ready() and not filler.ready(), "work ran beside a filled partition"
+    filler.synchronize()
+    same.synchronize()
+    with pytest.raises(greenctx.RequestError, match="seconds"):
+        greenctx.fill_sms(filler, 0)
+
+
 def test_split_groups_discovery_and_backfill(gpu):
     sms = gpu.sms()
     r = greenctx.split_groups(sms, "16:cosched=2:pref=2 0:cosched=2:pref=2:backfill")

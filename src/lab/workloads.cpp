@@ -1,7 +1,9 @@
 #include "greenctx/lab/workloads.hpp"
 
-#include "lab/kernels.hpp"
+#include "driver/driver_api.hpp"
+#include "greenctx/core/execution_context.hpp"
 #include "greenctx/plan/error.hpp"
+#include "lab/kernels.hpp"
 
 #include <algorithm>
 
@@ -17,6 +19,19 @@ void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duratio
   unsigned long long ns = to_ns(duration);
   void *args[] = {&ns};
   detail::launch(detail::kernel_id::spin, s.native_handle(), blocks, threads, args);
+}
+
+unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration) {
+  const execution_context_ref ctx = s.context();
+  int per_sm = 0;
+  GREENCTX_CALL(cuDeviceGetAttribute, &per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                ctx.device());
+  // Two blocks of half the thread limit: at most 1024 threads a block on every GPU so far.
+  const unsigned threads = static_cast<unsigned>(std::clamp(per_sm / 2, 32, 1024));
+  const unsigned per_block_sm = static_cast<unsigned>(per_sm) / threads;
+  const unsigned blocks = ctx.sms().sm_count() * std::max(1u, per_block_sm);
+  launch_spin(s, blocks, duration, threads);
+  return blocks;
 }
 
 void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,

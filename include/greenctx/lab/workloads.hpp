@@ -16,6 +16,13 @@ namespace greenctx {
 void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
                  unsigned threads = 32);
 
+/// Fills every SM of the stream's context for `duration`: two blocks per SM of half the SM's
+/// thread limit each (1024 threads on an H100/H200), spinning, so that no other block can be
+/// resident on those SMs until they end. A kernel launched elsewhere that should run on these SMs
+/// must wait for them: the test of whether a library's kernels stay on a partition. Returns the
+/// blocks launched.
+unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration);
+
 /// Like launch_spin, writing each block's start and end time (%globaltimer, ns) into `stamps`:
 /// two 64-bit values per block. Throws request_error when `stamps` is too small.
 void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,

@@ -137,11 +137,8 @@ std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl
                                 const std::vector<stream_ref> &comm_streams,
                                 nccl_clique::operation op, std::chrono::milliseconds fill,
                                 std::chrono::seconds limit, bool &hung, double &ended_ms) {
-  constexpr unsigned threads = 1024;
   gpu &g = gpus[filled];
-  const unsigned per_sm = static_cast<unsigned>(std::max(
-      1, g.dev->attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / int{threads}));
-  launch_spin(g.fill_stream, g.parts->parts()[0].obtained() * per_sm, fill, threads);
+  fill_sms(g.fill_stream, fill);
   std::this_thread::sleep_for(fill / 10); // the spin blocks are resident by now
   const auto launched = clock::now();
   clique.launch(op, buffers, 1024, comm_streams);
@@ -170,8 +167,8 @@ std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl
 }
 
 // Whether each GPU's all-reduce kernel stays on the SMs of its k-SM green context. One GPU at a
-// time, its partition is filled: a spin kernel of 1024-thread blocks, as many as its SMs hold (so
-// no other block fits beside them), for `fill`; then one all-reduce on the comm streams. Kept to
+// time, its partition is filled (greenctx::fill_sms: no other block fits beside the spin) for
+// `fill`; then one all-reduce on the comm streams. Kept to
 // the partition, that GPU's part can start only when the spin ends, and the all-reduce (which
 // needs every GPU) ends after it; run anywhere else (the other SMs are idle now), it ends long
 // before. One GPU at a time because a confined GPU would otherwise hold back the all-reduce of
