@@ -1,6 +1,7 @@
 // Device memory, the benchmark workloads, and the interop helpers.
 #include "gpu_fixture.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 namespace greenctx::test {
@@ -41,6 +42,34 @@ TEST_F(WorkloadTest, timed_spin_records_each_block) {
   }
   device_buffer small(dev(), 16);
   EXPECT_THROW(launch_timed_spin(s, 16, 1us, 32, small), request_error);
+}
+
+// fill_sms leaves no room on its partition: a kernel queued on another stream of the same
+// context starts only when the fill ends; one on the other partition starts at once.
+TEST_F(WorkloadTest, fill_sms_holds_its_partition_only) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const stream filler = set.parts()[0].context.create_stream(stream_flags::non_blocking);
+  const stream same = set.parts()[0].context.create_stream(stream_flags::non_blocking);
+  const stream other = set.parts()[1].context.create_stream(stream_flags::non_blocking);
+  const unsigned blocks = fill_sms(filler, 200ms);
+  EXPECT_GE(blocks, 16u);
+  EXPECT_EQ(blocks % 16, 0u) << "blocks per SM times 16 SMs";
+  device_buffer t_same(dev(), 16 * 16), t_other(dev(), 16 * 16);
+  launch_timed_spin(same, 16, 1us, 32, t_same);
+  launch_timed_spin(other, 16, 1us, 32, t_other);
+  std::vector<unsigned long long> a(32), b(32);
+  t_same.copy_to_host(a.data(), a.size() * 8, same);
+  t_other.copy_to_host(b.data(), b.size() * 8, other);
+  unsigned long long first_same = a[0], last_other = b[0];
+  for (int i = 0; i < 16; ++i) {
+    first_same = std::min(first_same, a[2 * i]);
+    last_other = std::max(last_other, b[2 * i]);
+  }
+  // The rest's kernel ran while the fill held the 16 SMs; the same partition's waited for it.
+  EXPECT_GT(first_same, last_other + 100'000'000ull)
+      << "a kernel on the filled partition started " << (first_same - last_other) / 1e6
+      << " ms after the other partition's, not after the 200 ms fill";
+  filler.synchronize();
 }
 
 TEST_F(WorkloadTest, stream_copy_copies_on_a_partition) {
