@@ -387,6 +387,17 @@ NB_MODULE(_greenctx, m) {
       "fill_sms", [fill](const stream &s, double seconds) { return fill(s, seconds); }, "stream"_a,
       "seconds"_a, fill_doc);
   m.def("fill_sms", fill, "stream"_a, "seconds"_a, fill_doc);
+  m.def(
+      "fill_sms",
+      [fill](std::uintptr_t handle, double seconds) {
+        if (handle == 0)
+          throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.fill_sms",
+                              "stream handle 0 is the legacy default stream: give a stream's "
+                              "handle (e.g. torch.cuda.Stream(...).cuda_stream)");
+        return fill(stream_ref(reinterpret_cast<CUstream>(handle)), seconds);
+      },
+      "stream_handle"_a, "seconds"_a,
+      "The same for a CUDA stream given by its handle (an int, as torch's stream.cuda_stream).");
 
   nb::class_<pool_partition>(
       m, "PoolPartition", nb::dynamic_attr(),

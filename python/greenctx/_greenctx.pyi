@@ -380,6 +380,12 @@ def fill_sms(stream: StreamRef, seconds: float) -> int:
     Fills every SM of the stream's context for `seconds` with spinning blocks, so that no other block can be resident there until they end; returns the blocks launched. Work that should run on those SMs must wait: the test of whether a library's kernels stay on a partition.
     """
 
+@overload
+def fill_sms(stream_handle: int, seconds: float) -> int:
+    """
+    The same for a CUDA stream given by its handle (an int, as torch's stream.cuda_stream).
+    """
+
 class PoolPartition:
     """
     One partition of a Pool layout: its green context and streams, shared with every partition of the pool that holds the same SMs (equal slot). It keeps the pool alive.

@@ -38,7 +38,7 @@ def test_fill_sms_leaves_no_room_on_its_partition_only(gpu):
     assert greenctx.fill_sms(filler, 0.5) >= 16  # at least a block per SM
     time.sleep(0.05)
     greenctx.fill_sms(same, 0.01)
-    greenctx.fill_sms(other, 0.01)
+    greenctx.fill_sms(other.handle, 0.01)  # by handle, as for a torch stream's cuda_stream
     time.sleep(0.15)  # both would have ended by now, had they started at once
     assert other.ready(), "the rest's work waited for a fill of another partition"
     assert not same.ready() and not filler.ready(), "work ran beside a filled partition"
@@ -46,6 +46,8 @@ def test_fill_sms_leaves_no_room_on_its_partition_only(gpu):
     same.synchronize()
     with pytest.raises(greenctx.RequestError, match="seconds"):
         greenctx.fill_sms(filler, 0)
+    with pytest.raises(greenctx.RequestError, match="handle 0"):
+        greenctx.fill_sms(0, 0.01)
 
 
 def test_split_groups_discovery_and_backfill(gpu):
