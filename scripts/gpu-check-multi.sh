@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What needs several GPUs (issue 14), in one call that fits a 2-GPU lease's 10-minute command:
 # the two-device GPU tests, info/verify on every device, `greenctx run` over both devices against
-# the plain run, the full `greenctx bench --comm` sweep and examples/comm_overlap.py (through the
+# the plain run (the two-device CUDA program and data-parallel PyTorch training), the full `greenctx bench --comm` sweep and examples/comm_overlap.py (through the
 # Python check). The whole single-GPU tier is scripts/gpu-check.sh. Run from the repository root
 # with a staged build (GREENCTX_BUILD, default build-gpu). Writes under $OUT (or
 # ./gpu-check-multi-out):
@@ -66,6 +66,9 @@ step run-two-devices 300 python3 tests/run/check_run.py --cli "$cli" --name two_
   -- "$bin/tests/greenctx_run_two_devices"
 sweep=()
 [ -n "${GPU_CHECK_COMM_QUICK:-}" ] && sweep=(--quick)
+step run-torch-ddp 300 python3 tests/run/check_run.py --cli "$cli" --name torch_ddp \
+  --timeout 90 --out-dir "$out/two_devices" --sms 16 --devices all --tolerance 1e-5 \
+  --expect-report-clean -- python3 tests/run/torch_ddp.py
 step comm-bench "${GPU_CHECK_COMM_TIMEOUT:-330}" "$cli" bench --comm "${sweep[@]}" \
   --comm-timeout 150 --json "$out/bench-comm.json" --csv "$out/bench-comm.csv" \
   --svg "$out/bench-comm.svg" --markdown "$out/bench-comm.md"

@@ -76,6 +76,9 @@ check two_devices --sms 64 --devices all --smid --expect-report-clean \
 check torch_train --sms 16 --tolerance 1e-5 --expect-report-clean -- python3 tests/run/torch_train.py
 check torch_graphs --sms 16 --tolerance 1e-5 --expect-report-clean \
   -- python3 tests/run/torch_graphs.py
+# Data-parallel training over every GPU (one process each, NCCL all-reduces; one process on one GPU).
+check torch_ddp --sms 16 --devices all --tolerance 1e-5 --expect-report-clean \
+  -- python3 tests/run/torch_ddp.py
 
 # One line per check, from the harness's JSON lines.
 [ -s "$GREENCTX_SEMANTICS_LOG" ] && python3 - "$GREENCTX_SEMANTICS_LOG" <<'PY' | tee -a "$out/summary.txt"
