@@ -164,6 +164,24 @@ TEST(CommAnswers, GreenWithMatchingCtasIsAKSmAnswerToo) {
   EXPECT_EQ(a[0].best_mode, "green-ctas-16");
 }
 
+// A k the GPU cannot place exactly is rounded up (20 -> 24 on an H200): the answer is the SMs
+// the partition obtained, and says what was asked for.
+TEST(CommAnswers, AnswerIsTheSmsObtained) {
+  results r = synthetic();
+  for (auto &q : r.points) // 16 SMs no longer suffice at 256 MiB
+    if (q.m == mode{mode_kind::partitioned, 16} && q.bytes == 256 * MiB)
+      q.allreduce_us.assign(50, 3000);
+  point p = make({mode_kind::partitioned, 20}, 256 * MiB, 2100, 570);
+  p.comm_sms = {24, 24};
+  r.points.push_back(p);
+  const auto a = answers(r);
+  ASSERT_TRUE(a[1].k);
+  EXPECT_EQ(*a[1].k, 24u); // 2102 is within 10% of 2002, and 24 < 32
+  EXPECT_NE(a[1].text.find("24 SMs suffice (green-20, 20 asked for, rounded up)"),
+            std::string::npos)
+      << a[1].text;
+}
+
 TEST(CommAnswers, NoKWithinToleranceSaysSo) {
   results r = synthetic();
   for (auto &p : r.points)

@@ -101,7 +101,7 @@ struct results {
 /// outside its partition (confined == false) is neither k nor the best.
 struct answer {
   std::size_t bytes = 0;
-  std::optional<unsigned> k; ///< nullopt: no k measured came within the tolerance
+  std::optional<unsigned> k; ///< SMs obtained; nullopt: no k measured came within the tolerance
   std::string k_mode;        ///< the k-SM mode that did (green-k or green-ctas-k)
   double k_p50_us = 0;       ///< the all-reduce p50 at that k
   std::string best_mode;     ///< the mode with the best p50

@@ -169,6 +169,14 @@ double bus_bandwidth_gbs(std::size_t bytes, double microseconds, int gpus) {
   return algbw * 2.0 * (gpus - 1) / gpus;
 }
 
+namespace {
+// The SMs a point's all-reduce had: what its partition obtained (the most over the GPUs), which
+// may be more than the k asked for (rounded up to the GPU's alignment); k when not recorded.
+unsigned sms_of(const point &p) {
+  return p.comm_sms.empty() ? p.m.k : *std::max_element(p.comm_sms.begin(), p.comm_sms.end());
+}
+} // namespace
+
 std::vector<answer> answers(const results &r) {
   std::vector<answer> out;
   for (const std::size_t bytes : r.sizes) {
@@ -192,8 +200,9 @@ std::vector<answer> answers(const results &r) {
       if (p.bytes != bytes || !p.m.on_partition() || p.allreduce_us.empty() || p.confined == false)
         continue;
       const double p50 = summarize(p.allreduce_us).p50;
-      if (p50 <= limit && (!a.k || p.m.k < *a.k || (p.m.k == *a.k && p50 < a.k_p50_us))) {
-        a.k = p.m.k;
+      const unsigned sms = sms_of(p);
+      if (p50 <= limit && (!a.k || sms < *a.k || (sms == *a.k && p50 < a.k_p50_us))) {
+        a.k = sms;
         a.k_p50_us = p50;
         chosen = &p;
       }
@@ -211,9 +220,11 @@ std::vector<answer> answers(const results &r) {
                            format_bytes(bytes), r.tolerance_percent, a.best_mode, best);
     else
       a.text = fmt::format(
-          "{}: {} SMs suffice ({}): all-reduce p50 {:.1f} us, within {:g}% of the best ({}, "
+          "{}: {} SMs suffice ({}{}): all-reduce p50 {:.1f} us, within {:g}% of the best ({}, "
           "{:.1f} us); the GEMM on the other SMs keeps {}",
-          format_bytes(bytes), *a.k, a.k_mode, a.k_p50_us, r.tolerance_percent, a.best_mode, best,
+          format_bytes(bytes), *a.k, a.k_mode,
+          chosen->m.k != *a.k ? fmt::format(", {} asked for, rounded up", chosen->m.k) : "",
+          a.k_p50_us, r.tolerance_percent, a.best_mode, best,
           a.gemm_fraction > 0 ? fmt::format("{:.0f}% of its speed alone", 100 * a.gemm_fraction)
                               : std::string("an unmeasured share of its speed"));
     out.push_back(std::move(a));

@@ -361,6 +361,10 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
       if (g.parts)
         comm_sms.push_back(g.parts->parts()[0].obtained());
     }
+    for (std::size_t i = 0; i < comm_sms.size(); ++i)
+      if (comm_sms[i] != m.k)
+        log(fmt::format("{:>12}: {} SMs on GPU {} ({})", m.name(), comm_sms[i],
+                        gpus[i].dev->ordinal(), gpus[i].parts->parts()[0].rounding));
     nlohmann::json confined = nullptr, confinement_note = "";
     if (m.on_partition()) {
       // One all-reduce first (NCCL may set up its connections then), then the check.
