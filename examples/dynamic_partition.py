@@ -12,6 +12,10 @@ every --gap-ms (default 5 ms), in "burst" phases requests come back to back. The
   dynamic      the pool switches to --gemm-layout (default 16,rest) at the start of each gemm phase
                and to --burst-layout (default 64,rest) at the start of each burst phase; new work
                goes to the layout in use, work already queued finishes where it runs
+  dynamic-lead the same, but it switches to the burst layout --lead-ms before each burst (default:
+               the GEMM work queued plus one GEMM, so that the GEMMs queued on the wide layout have
+               left the critical partition's SMs when the burst begins); the phases are a fixed
+               schedule here, as a serving system's may be known from its queue
 
 All layouts are made once (greenctx.Pool(gpu, layouts)): green contexts cost ~1.5 ms to create and
 leak device memory when destroyed (driver 580), so the program never re-creates one; a switch is a
@@ -74,6 +78,9 @@ def parse_args():
                    help="time between requests in gemm phases (default 5)")
     p.add_argument("--queue-ms", type=float, default=4.0,
                    help="GEMM work kept queued (default 4)")
+    p.add_argument("--lead-ms", type=float, default=None,
+                   help="dynamic-lead: switch this long before each burst (default: the GEMM "
+                        "queue's work plus one GEMM, measured)")
     p.add_argument("--gemm-size", type=int, default=8192, help="N of the GEMMs (default 8192)")
     p.add_argument("--critical-size", type=int, default=2048,
                    help="N of the critical matmul (default 2048)")
@@ -102,6 +109,8 @@ def parse_args():
                     f"on the rest)")
     if args.phase_ms <= 0 or args.duration <= 0 or args.gap_ms <= 0 or args.queue_ms <= 0:
         p.error("--phase-ms, --duration, --gap-ms and --queue-ms must be positive")
+    if args.lead_ms is not None and not 0 <= args.lead_ms < args.phase_ms:
+        p.error("--lead-ms must be at least 0 and shorter than --phase-ms")
     if args.duration * 1000 < 2 * args.phase_ms:
         p.error("--duration must cover at least two phases (one of each kind)")
     if args.gemm_size < 64 or args.critical_size < 1:
@@ -167,10 +176,18 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
     gemm_ms = time_gemm(torch, streams_of("gemm")[1], *gemm_inputs)
     queue = GemmQueue(torch, args.gemm_size, dtype, args.queue_ms, gemm_ms)
     phase_s = args.phase_ms / 1000
+    lead_s = 0.0
+    if placement == "dynamic-lead":
+        lead_s = (args.lead_ms if args.lead_ms is not None
+                  else (queue.depth + 1) * gemm_ms) / 1000
+
+    def kind_at(t):
+        return "gemm" if int((t - start) / phase_s) % 2 == 0 else "burst"
+
     warm_s = phase_s  # one untimed phase first
     latencies = {"gemm": [], "burst": []}
     switch_us, switches = [], 0
-    kind_now = None
+    kind_now, layout_now = None, None
     start = time.perf_counter()
     measured_from, completed_at_start = None, 0
     end_at = start + warm_s + args.duration
@@ -184,14 +201,17 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
             for v in latencies.values():
                 v.clear()
             switch_us.clear()
-        kind = "gemm" if int((now - start) / phase_s) % 2 == 0 else "burst"
-        if kind != kind_now:
-            if placement == "dynamic":
-                layout = args.gemm_layout if kind == "gemm" else args.burst_layout
+        kind = kind_at(now)
+        if placement.startswith("dynamic"):
+            # dynamic-lead: the burst layout from lead_s before the burst on
+            wanted = "burst" if kind == "burst" or kind_at(now + lead_s) == "burst" else "gemm"
+            if wanted != layout_now:
                 t0 = time.perf_counter()
-                pool.switch(layout)
+                pool.switch(args.gemm_layout if wanted == "gemm" else args.burst_layout)
                 switch_us.append((time.perf_counter() - t0) * 1e6)
                 switches += 1
+                layout_now = wanted
+        if kind != kind_now:
             kind_now = kind
             next_request = now
         critical, gemm = streams_of(kind)
@@ -223,6 +243,7 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
         "by_phase": {k: {"requests": len(v), "p50_us": percentile(v, 50),
                          "p99_us": percentile(v, 99)} for k, v in latencies.items()},
         "switches": switches,
+        "lead_ms": lead_s * 1000,
         "switch_host_us_p50": percentile(switch_us, 50),
         "critical_host_us": everything,
     }
@@ -246,7 +267,7 @@ def svg_chart(results, title):
         scale = width / max(max(values), 1e-9)
         for i, (n, v) in enumerate(zip(names, values)):
             y = top + 25 + i * (bar_h + gap)
-            fill = "#2e8b57" if n == "dynamic" else colour
+            fill = "#2e8b57" if n.startswith("dynamic") else colour
             out.append(f'<text x="{left - 8}" y="{y + 15}" text-anchor="end">'
                        f'{html.escape(n)}</text>')
             out.append(f'<rect x="{left}" y="{y}" width="{v * scale:.1f}" height="{bar_h}" '
@@ -303,6 +324,7 @@ def main():
     for name in pool.layouts:
         placements[f"static {name}"] = (lambda n: lambda kind: torch_streams[n])(name)
     placements["dynamic"] = lambda kind: torch_streams[pool.current]
+    placements["dynamic-lead"] = lambda kind: torch_streams[pool.current]
     results = {}
     try:
         a = torch.randn(args.gemm_size, args.gemm_size, device="cuda", dtype=dtype)
@@ -313,7 +335,7 @@ def main():
         for placement, streams_of in placements.items():
             if placement.startswith("static "):
                 pool.switch(placement[len("static "):])
-            elif placement == "dynamic":
+            elif placement.startswith("dynamic"):
                 pool.switch(args.gemm_layout)
             results[placement] = run_placement(torch, args, pool, placement, streams_of, dtype,
                                                gemm_inputs)
@@ -342,13 +364,26 @@ def main():
         print(f"{name:<16} {r['gemm_tflops']:>12.1f} {r['critical_p50_us']:>9.1f} "
               f"{r['critical_p99_us']:>9.1f} {g if g is not None else float('nan'):>15.1f} "
               f"{b if b is not None else float('nan'):>16.1f} {r['requests']:>9}")
-    dyn, none = results["dynamic"], results["none"]
-    print()
-    for label, ref in (("no partition", none), (f"best static for p99 ({best_p99})",
-                                                 statics[best_p99]),
-                       (f"best static for GEMMs ({best_gemm})", statics[best_gemm])):
-        print(f"dynamic against {label}: GEMM {dyn['gemm_tflops'] / ref['gemm_tflops']:.2f}x, "
-              f"critical p99 {dyn['critical_p99_us'] / ref['critical_p99_us']:.2f}x")
+    none = results["none"]
+    print(f"\ndynamic-lead switched {results['dynamic-lead']['lead_ms']:.1f} ms before each burst")
+    for dname in ("dynamic", "dynamic-lead"):
+        dyn = results[dname]
+        for label, ref in (("no partition", none), (f"best static for p99 ({best_p99})",
+                                                     statics[best_p99]),
+                           (f"best static for GEMMs ({best_gemm})", statics[best_gemm])):
+            print(f"{dname} against {label}: GEMM "
+                  f"{dyn['gemm_tflops'] / ref['gemm_tflops']:.2f}x, critical p99 "
+                  f"{dyn['critical_p99_us'] / ref['critical_p99_us']:.2f}x")
+    # Is a dynamic placement beaten on both counts (more GEMM throughput and a lower p99) by some
+    # static split? If none beats it, it is a trade-off no static split offers.
+    info["statics_better_on_both"] = {}
+    for dname in ("dynamic", "dynamic-lead"):
+        dyn = results[dname]
+        better = [k for k, v in statics.items() if v["gemm_tflops"] > dyn["gemm_tflops"] and
+                  v["critical_p99_us"] < dyn["critical_p99_us"]]
+        info["statics_better_on_both"][dname] = better
+        print(f"{dname}: " + (f"beaten on both counts by {', '.join(better)}" if better else
+                              "no static split has both more GEMM throughput and a lower p99"))
 
     if args.json:
         with open(args.json, "w") as f:
