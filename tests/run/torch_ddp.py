@@ -45,10 +45,7 @@ def worker(rank, world, steps, port, failures):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     losses = []
     for step in range(steps):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()  # DDP's gradient all-reduces run here
-        opt.step()
+        loss = torch_setup.train_step(model, loss_fn, opt, x, y)  # DDP all-reduces in backward
         total = loss.detach().clone()
         dist.all_reduce(total)
         value = total.item() / world

@@ -1,6 +1,6 @@
-"""What torch_train.py and torch_graphs.py share: torch and a GPU (or the skip code 77 with the
-reason), full-precision matmuls, and the model: three nn.Linear layers with GELU between them,
-initial weights from seed 0. Knows nothing of greenctx."""
+"""What torch_train.py, torch_graphs.py and torch_ddp.py share: torch and a GPU (or the skip code 77
+with the reason), full-precision matmuls, the model (three nn.Linear layers with GELU between them,
+initial weights from seed 0) and one eager training step. Knows nothing of greenctx."""
 import sys
 
 SKIP = 77
@@ -28,3 +28,12 @@ def model(torch, dev):
         torch.nn.Linear(256, 2048), torch.nn.GELU(),
         torch.nn.Linear(2048, 2048), torch.nn.GELU(),
         torch.nn.Linear(2048, 10)).to(dev)
+
+
+def train_step(model, loss_fn, opt, x, y):
+    """One eager SGD step (forward on this thread, backward on autograd's); returns the loss."""
+    opt.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss

@@ -33,11 +33,8 @@ def main() -> int:
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     losses = []
     for step in range(steps):
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)  # forward on this thread
-        loss.backward()  # backward on autograd's device thread
-        opt.step()
-        value = loss.item()
+        # forward on this thread, backward on autograd's device thread
+        value = torch_setup.train_step(model, loss_fn, opt, x, y).item()
         losses.append(value)
         print(f"step {step} loss {value!r}")
     finite = all(math.isfinite(v) for v in losses)
