@@ -51,8 +51,14 @@ TEST_F(WorkloadTest, fill_sms_holds_its_partition_only) {
   const stream filler = set.parts()[0].context.create_stream(stream_flags::non_blocking);
   const stream same = set.parts()[0].context.create_stream(stream_flags::non_blocking);
   const stream other = set.parts()[1].context.create_stream(stream_flags::non_blocking);
-  // Allocated first: an allocation may wait for the device, and so for the fill.
+  // Allocated and the probe kernel loaded into both contexts first: an allocation, and a kernel's
+  // first launch in a context (lazy loading), may wait for the device, and so for the fill. Both
+  // made the probes start together, after the fill, on the H200 (1 and 2 GPUs) before this.
   device_buffer t_same(dev(), 16 * 16), t_other(dev(), 16 * 16);
+  launch_timed_spin(same, 16, 1us, 32, t_same);
+  launch_timed_spin(other, 16, 1us, 32, t_other);
+  same.synchronize();
+  other.synchronize();
   const unsigned blocks = fill_sms(filler, 200ms);
   EXPECT_GE(blocks, 16u);
   EXPECT_EQ(blocks % 16, 0u) << "blocks per SM times 16 SMs";
