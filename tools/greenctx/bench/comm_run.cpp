@@ -131,7 +131,7 @@ struct confinement {
 // One round of the confinement check with only GPU `filled`'s partition full: true when the
 // all-reduce ended while that partition was still full (so GPU `filled`'s part of it ran on other
 // SMs), false when it waited, nullopt when the fill had ended before the launch (not known).
-// Sets `hung` when the all-reduce did not end within fill + limit.
+// Sets `hung` when the all-reduce did not end within fill + limit on some GPU.
 std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl_clique &clique,
                                 const std::vector<CUdeviceptr> &buffers,
                                 const std::vector<stream_ref> &comm_streams,
@@ -145,19 +145,11 @@ std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl
   for (auto &each : gpus)
     each.ends[0].record(each.comm_stream);
   const bool filled_at_launch = !g.fill_stream.ready();
-  const auto deadline = clock::now() + fill + limit;
-  for (;;) {
-    bool all_done = true;
-    for (auto &each : gpus)
-      all_done = all_done && each.ends[0].ready();
-    if (all_done)
-      break;
-    if (clock::now() > deadline) {
+  for (auto &each : gpus)
+    if (!wait_for(each.ends[0], limit + std::chrono::ceil<std::chrono::seconds>(fill))) {
       hung = true;
       return std::nullopt;
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
   ended_ms = std::chrono::duration<double, std::milli>(clock::now() - launched).count();
   const bool still_full = !g.fill_stream.ready();
   g.fill_stream.synchronize();
