@@ -122,14 +122,46 @@ CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *
   }
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *, unsigned) {
+// The SMs of each descriptor and green context (a green context's CUcontext has its value).
+std::vector<std::pair<const void *, unsigned>> sm_counts;
+unsigned sm_count_of(const void *h, unsigned otherwise) {
+  std::lock_guard lock(handle_mutex);
+  for (auto &[k, n] : sm_counts)
+    if (k == h)
+      return n;
+  return otherwise;
+}
+void set_sm_count(const void *h, unsigned n) {
+  std::lock_guard lock(handle_mutex);
+  sm_counts.push_back({h, n});
+}
+CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *r, unsigned n) {
   *d = fresh<CUdevResourceDesc>();
+  unsigned sms = 0;
+  for (unsigned i = 0; i < n; ++i)
+    sms += r[i].sm.smCount;
+  set_sm_count(*d, sms);
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI green_create(CUgreenCtx *g, CUdevResourceDesc, CUdevice d, unsigned) {
+CUresult CUDAAPI green_create(CUgreenCtx *g, CUdevResourceDesc desc, CUdevice d, unsigned) {
   *g = fresh<CUgreenCtx>();
+  set_sm_count(*g, sm_count_of(desc, 0));
   note("green_create " + name(*g) + " device " + std::to_string(d));
   return CUDA_SUCCESS;
+}
+CUresult CUDAAPI sm_resource_of(const void *h, CUdevResource *r) {
+  std::memset(r, 0, sizeof *r);
+  r->type = CU_DEV_RESOURCE_TYPE_SM;
+  r->sm.smCount = sm_count_of(h, 132);
+  r->sm.minSmPartitionSize = 8;
+  r->sm.smCoscheduledAlignment = 8;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI green_resource(CUgreenCtx g, CUdevResource *r, CUdevResourceType) {
+  return sm_resource_of(g, r);
+}
+CUresult CUDAAPI ctx_resource(CUcontext c, CUdevResource *r, CUdevResourceType) {
+  return sm_resource_of(c, r);
 }
 CUresult CUDAAPI green_destroy(CUgreenCtx g) {
   note("green_destroy " + name(g));
@@ -180,10 +212,58 @@ CUresult CUDAAPI ctx_destroy(CUcontext c) {
   note("real ctx_destroy " + name(c));
   return CUDA_SUCCESS;
 }
+std::vector<std::pair<CUstream, CUcontext>> stream_contexts;
 CUresult CUDAAPI stream_create(CUstream *s, unsigned flags) {
   *s = fresh<CUstream>();
   std::lock_guard lock(log_mutex);
   stream_flags.push_back({*s, flags | CU_STREAM_NON_BLOCKING}); // as inside a green context
+  stream_contexts.push_back({*s, stack.empty() ? nullptr : stack.back()});
+  return CUDA_SUCCESS;
+}
+CUcontext context_of(CUstream s) {
+  std::lock_guard lock(log_mutex);
+  for (auto &[h, c] : stream_contexts)
+    if (h == s)
+      return c;
+  return stack.empty() ? nullptr : stack.back();
+}
+bool is_green(CUcontext c) {
+  return sm_count_of(c, 0) != 0;
+}
+// The driver's answers for a stream of a green context: its context as cuStreamGetCtx gives it,
+// and cuStreamGetCtx_v2 / cuStreamGetGreenCtx naming the green context.
+CUresult CUDAAPI stream_get_ctx(CUstream s, CUcontext *c) {
+  *c = context_of(s);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_get_ctx_v2(CUstream s, CUcontext *c, CUgreenCtx *g) {
+  const CUcontext ctx = context_of(s);
+  *c = is_green(ctx) ? nullptr : ctx;
+  *g = is_green(ctx) ? reinterpret_cast<CUgreenCtx>(ctx) : nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_get_green(CUstream s, CUgreenCtx *g) {
+  const CUcontext ctx = context_of(s);
+  *g = is_green(ctx) ? reinterpret_cast<CUgreenCtx>(ctx) : nullptr;
+  return CUDA_SUCCESS;
+}
+// Memory answers with device 0's primary context (the real one), whatever is current: what the
+// preload library must never hand out.
+CUresult CUDAAPI pointer_attribute(void *data, CUpointer_attribute a, CUdeviceptr) {
+  if (a != CU_POINTER_ATTRIBUTE_CONTEXT)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  *static_cast<CUcontext *>(data) = primary;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI pointer_attributes(unsigned n, CUpointer_attribute *a, void **data,
+                                    CUdeviceptr p) {
+  for (unsigned i = 0; i < n; ++i)
+    if (a[i] == CU_POINTER_ATTRIBUTE_CONTEXT)
+      pointer_attribute(data[i], a[i], p);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI ctx_sync() {
+  note("ctx_sync");
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI stream_create_priority(CUstream *s, unsigned flags, int) {
@@ -252,6 +332,7 @@ struct fn {
   const char *name;
   void *legacy;
   void *per_thread;
+  int version = 0; ///< the ABI's first CUDA version: asked for at a lower one, an older entry
 };
 const fn table[] = {
     {"cuInit", (void *)&init, nullptr},
@@ -271,6 +352,14 @@ const fn table[] = {
     {"cuGreenCtxCreate", (void *)&green_create, nullptr},
     {"cuGreenCtxDestroy", (void *)&green_destroy, nullptr},
     {"cuCtxFromGreenCtx", (void *)&from_green, nullptr},
+    {"cuGreenCtxGetDevResource", (void *)&green_resource, nullptr},
+    {"cuCtxGetDevResource", (void *)&ctx_resource, nullptr},
+    {"cuStreamGetCtx", (void *)&stream_get_ctx_v2, nullptr, 12050},
+    {"cuStreamGetCtx", (void *)&stream_get_ctx, nullptr},
+    {"cuStreamGetGreenCtx", (void *)&stream_get_green, nullptr},
+    {"cuPointerGetAttribute", (void *)&pointer_attribute, nullptr},
+    {"cuPointerGetAttributes", (void *)&pointer_attributes, nullptr},
+    {"cuCtxSynchronize", (void *)&ctx_sync, nullptr},
     {"cuCtxSetCurrent", (void *)&set_current, nullptr},
     {"cuCtxGetCurrent", (void *)&get_current, nullptr},
     {"cuCtxPushCurrent", (void *)&push_current, nullptr},
@@ -296,10 +385,10 @@ const fn table[] = {
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) CUresult
-cuGetProcAddress_v2(const char *symbol, void **pfn, int, cuuint64_t flags,
+cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                     CUdriverProcAddressQueryResult *found) {
-  for (const fn &f : table)
-    if (std::strcmp(f.name, symbol) == 0) {
+  for (const fn &f : table) // newest ABI first where there are several
+    if (std::strcmp(f.name, symbol) == 0 && f.version <= version) {
       *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && f.per_thread ? f.per_thread
                                                                                      : f.legacy;
       if (found)

@@ -8,7 +8,11 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,14 +21,22 @@
 
 namespace {
 
+// Where every process of the test (death-test children too) appends its report line.
+const std::string &report_path() {
+  static const std::string p = "/tmp/greenctx-preload-test-" + std::to_string(getpid()) + ".jsonl";
+  return p;
+}
+
 // The fake driver first (the library's dlopen("libcuda.so.1") then finds it by its soname), the
 // settings `greenctx run` would give (unless the test's environment has them), then the library.
 void *preload() {
   static void *h = [] {
     if (!dlopen(GREENCTX_FAKE_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL))
       return static_cast<void *>(nullptr);
-    setenv("GREENCTX_RUN_SMS", "16", 0);
+    if (!std::getenv("GREENCTX_RUN_MEASURE")) // measuring alone: nothing is confined
+      setenv("GREENCTX_RUN_SMS", "16", 0);
     setenv("GREENCTX_RUN_DEVICES", "0", 0);
+    setenv("GREENCTX_RUN_REPORT", report_path().c_str(), 0);
     return dlopen(GREENCTX_PRELOAD_PATH, RTLD_NOW | RTLD_GLOBAL);
   }();
   return h;
@@ -71,6 +83,31 @@ struct api {
       get<PFN_cuMemcpyHtoD_v7000_ptds>("cuMemcpyHtoD", 7000, true);
   PFN_cuStreamWaitEvent_v3020 wait_event =
       get<PFN_cuStreamWaitEvent_v3020>("cuStreamWaitEvent", 3020);
+  PFN_cuStreamSynchronize_v2000 sync =
+      get<PFN_cuStreamSynchronize_v2000>("cuStreamSynchronize", 2000);
+  PFN_cuCtxSynchronize_v2000 ctx_sync = get<PFN_cuCtxSynchronize_v2000>("cuCtxSynchronize", 2000);
+  PFN_cuDeviceGetAttribute_v2000 attribute =
+      get<PFN_cuDeviceGetAttribute_v2000>("cuDeviceGetAttribute", 2000);
+  PFN_cuDeviceGetDevResource_v12040 resource =
+      get<PFN_cuDeviceGetDevResource_v12040>("cuDeviceGetDevResource", 12040);
+  PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+      get<PFN_cuDevicePrimaryCtxRetain_v7000>("cuDevicePrimaryCtxRetain", 7000);
+  PFN_cuCtxPushCurrent_v4000 push = get<PFN_cuCtxPushCurrent_v4000>("cuCtxPushCurrent", 4000);
+  PFN_cuCtxPopCurrent_v4000 pop = get<PFN_cuCtxPopCurrent_v4000>("cuCtxPopCurrent", 4000);
+  PFN_cuStreamGetCtx_v9020 stream_ctx = get<PFN_cuStreamGetCtx_v9020>("cuStreamGetCtx", 9020);
+  PFN_cuStreamGetCtx_v12050 stream_ctx_v2 = get<PFN_cuStreamGetCtx_v12050>("cuStreamGetCtx", 12050);
+  PFN_cuStreamGetGreenCtx_v12040 stream_green =
+      get<PFN_cuStreamGetGreenCtx_v12040>("cuStreamGetGreenCtx", 12040);
+  PFN_cuPointerGetAttribute_v4000 pointer =
+      get<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute", 4000);
+  PFN_cuPointerGetAttributes_v7000 pointers =
+      get<PFN_cuPointerGetAttributes_v7000>("cuPointerGetAttributes", 7000);
+
+  int sm_count(CUdevice d) const {
+    int n = -1;
+    EXPECT_EQ(attribute(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d), CUDA_SUCCESS);
+    return n;
+  }
 
   CUresult run(CUstream s) const {
     return launch(nullptr, 1, 1, 1, 1, 1, 1, 0, s, nullptr, nullptr);
@@ -356,6 +393,128 @@ TEST_F(Preload, ManyThreadsAtOnceKeepTheBookkeepingConsistent) {
   EXPECT_EQ(find_prefix(log, "launch per-thread"), -1) << "the per-thread handle never reaches it";
   cu().stream_destroy(shared);
   cu().stream_destroy(free_running);
+}
+
+TEST_F(Preload, AConfinedDeviceReportsThePartitionsSmCount) {
+  EXPECT_EQ(cu().sm_count(0), 16) << "device 0 is confined to 16 SMs";
+  EXPECT_EQ(cu().sm_count(1), 132) << "device 1 is not confined (GREENCTX_RUN_DEVICES=0)";
+  int major = 0;
+  ASSERT_EQ(cu().attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0), CUDA_SUCCESS);
+  EXPECT_EQ(major, 9) << "other attributes pass through";
+  CUdevResource r{};
+  ASSERT_EQ(cu().resource(0, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  EXPECT_EQ(r.sm.smCount, 16u) << "the device's SM resource is the green context's";
+  ASSERT_EQ(cu().resource(1, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  EXPECT_EQ(r.sm.smCount, 132u);
+}
+
+TEST_F(Preload, TheProgramSeesOnePrimaryContext) {
+  // cuDevicePrimaryCtxRetain, cuCtxGetCurrent, cuCtxPopCurrent, cuStreamGetCtx and the pointer
+  // attributes all name the green context, on every thread; the real primary context never shows.
+  CUcontext retained = nullptr;
+  ASSERT_EQ(cu().retain(&retained, 0), CUDA_SUCCESS);
+  EXPECT_EQ(retained, ctx_);
+  ASSERT_EQ(cu().push(retained), CUDA_SUCCESS);
+  CUcontext popped = nullptr;
+  ASSERT_EQ(cu().pop(&popped), CUDA_SUCCESS);
+  EXPECT_EQ(popped, ctx_);
+  CUcontext other_thread = nullptr;
+  std::thread([&] {
+    CUcontext r = nullptr;
+    cu().retain(&r, 0);
+    cu().push(r);
+    cu().get_current(&other_thread);
+  }).join();
+  EXPECT_EQ(other_thread, ctx_);
+
+  CUstream s = nullptr;
+  ASSERT_EQ(cu().stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUcontext of_stream = nullptr;
+  ASSERT_EQ(cu().stream_ctx(s, &of_stream), CUDA_SUCCESS);
+  EXPECT_EQ(of_stream, ctx_);
+  CUgreenCtx green = reinterpret_cast<CUgreenCtx>(0x1);
+  ASSERT_EQ(cu().stream_ctx_v2(s, &of_stream, &green), CUDA_SUCCESS);
+  EXPECT_EQ(of_stream, ctx_) << "cuStreamGetCtx_v2 names the context";
+  EXPECT_EQ(green, nullptr) << "and no green context, as for a primary context's stream";
+  green = reinterpret_cast<CUgreenCtx>(0x1);
+  ASSERT_EQ(cu().stream_green(s, &green), CUDA_SUCCESS);
+  EXPECT_EQ(green, nullptr);
+  cu().stream_destroy(s);
+
+  CUcontext of_memory = nullptr;
+  ASSERT_EQ(cu().pointer(&of_memory, CU_POINTER_ATTRIBUTE_CONTEXT, 0x1234), CUDA_SUCCESS);
+  EXPECT_EQ(of_memory, ctx_) << "the fake driver answers with the real primary context";
+  CUpointer_attribute what[] = {CU_POINTER_ATTRIBUTE_CONTEXT};
+  void *where[] = {&of_memory};
+  of_memory = nullptr;
+  ASSERT_EQ(cu().pointers(1, what, where, 0x1234), CUDA_SUCCESS);
+  EXPECT_EQ(of_memory, ctx_);
+}
+
+// The report lines written so far (each process of the test appends one at its exit).
+std::vector<std::string> report_lines() {
+  std::ifstream in(report_path());
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  return lines;
+}
+
+long long field(const std::string &line, const std::string &name) {
+  const auto at = line.find("\"" + name + "\":");
+  return at == std::string::npos ? -1 : std::atoll(line.c_str() + at + name.size() + 3);
+}
+
+// Work, then a synchronization, in a child process; its report line says when each happened.
+void expect_gpu_phase_stamped(void (*work)()) {
+  EXPECT_EXIT(
+      {
+        work();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  const auto lines = report_lines();
+  ASSERT_FALSE(lines.empty()) << "no report at " << report_path();
+  const long long first = field(lines.back(), "first_work_ns");
+  const long long last = field(lines.back(), "last_sync_ns");
+  EXPECT_GT(first, 0) << lines.back();
+  EXPECT_GE(last, first) << lines.back();
+}
+
+TEST_F(Preload, TheGpuPhaseIsStampedFromTheFirstWorkToTheLastSynchronization) {
+  expect_gpu_phase_stamped([] {
+    cu().run(nullptr);
+    cu().sync(nullptr);
+    cu().run(nullptr);
+    cu().ctx_sync();
+  });
+}
+
+TEST(PreloadMeasureOnly, TimesTheGpuPhaseAndConfinesNothing) {
+  if (!std::getenv("GREENCTX_RUN_MEASURE"))
+    GTEST_SKIP() << "runs as its own ctest entry, with GREENCTX_RUN_MEASURE=1";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  ASSERT_EQ(cu().set_current(primary0), CUDA_SUCCESS);
+  CUcontext current = nullptr;
+  cu().get_current(&current);
+  EXPECT_EQ(current, primary0) << "nothing is confined";
+  EXPECT_EQ(cu().sm_count(0), 132);
+  take_log();
+  expect_gpu_phase_stamped([] {
+    cu().run(nullptr);
+    cu().sync(nullptr);
+  });
+}
+
+TEST(PreloadRealSmCount, TheDeviceKeepsItsRealSmCount) {
+  if (!std::getenv("GREENCTX_RUN_REAL_SM_COUNT"))
+    GTEST_SKIP() << "runs as its own ctest entry, with GREENCTX_RUN_REAL_SM_COUNT=1";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  EXPECT_NE(confined(), primary0) << "still confined";
+  EXPECT_EQ(cu().sm_count(0), 132);
+  CUdevResource r{};
+  ASSERT_EQ(cu().resource(0, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  EXPECT_EQ(r.sm.smCount, 132u);
 }
 
 TEST(PreloadStrict, AGuaranteeThatCannotBeKeptEndsTheProgram) {

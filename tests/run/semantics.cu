@@ -739,11 +739,14 @@ void ctx_create(recorder &rec) {
 
 // ---- primary_context_identity
 // -------------------------------------------------------------------- The runtime works in the
-// device's primary context: after cudaFree(0), cuCtxGetCurrent returns the handle
-// cuDevicePrimaryCtxRetain gives, in every thread, and the primary context is active. Libraries
-// rely on it (one that finds a context other than the primary one current may refuse to work,
-// taking it for a foreign context). Not in the brief's list: a separate subtest, so that a failure
-// here is told apart from the ordering guarantees (check_run's ctest runs it apart).
+// device's primary context, and every way a program or library learns a context names that one
+// handle: cuDevicePrimaryCtxRetain, cuCtxGetCurrent (in every thread), cuCtxPopCurrent,
+// cuStreamGetCtx (and _v2, with no green context), cuStreamGetGreenCtx (none),
+// CU_POINTER_ATTRIBUTE_CONTEXT of cudaMalloc'd memory, cuCtxGetId. Calls that take the handle act
+// on the context the runtime uses: a thread that only pushes the retained handle runs its kernels
+// there (%smid probe) and cuCtxSynchronize_v2 on it waits for the runtime's work. Libraries rely
+// on this (numba-cuda refuses a current context that is not the primary one). A separate subtest,
+// so that a failure here is told apart from the ordering guarantees.
 void primary_context_identity(recorder &rec) {
   CUdevice dev = 0;
   CUcontext primary = nullptr, main_current = nullptr, worker_current = nullptr;
@@ -767,6 +770,70 @@ void primary_context_identity(recorder &rec) {
       rec.expect(worker_current == main_current, "the runtime's current context differs between "
                                                  "the main thread and a worker");
     }
+  }).join();
+
+  // Pushed and popped: the same handle comes back.
+  CUcontext popped = nullptr;
+  if (check_cu(rec, cuCtxPushCurrent(primary), "cuCtxPushCurrent(primary)") &&
+      check_cu(rec, cuCtxPopCurrent(&popped), "cuCtxPopCurrent"))
+    rec.expect(popped == primary, "cuCtxPopCurrent after pushing the primary context returned "
+                                  "another handle");
+  unsigned long long id_primary = 0, id_current = 0;
+  if (check_cu(rec, cuCtxGetId(primary, &id_primary), "cuCtxGetId(primary)") &&
+      check_cu(rec, cuCtxGetId(main_current, &id_current), "cuCtxGetId(current)"))
+    rec.expect(id_primary == id_current, "cuCtxGetId differs for the primary and current context");
+
+  // Streams and memory name it too.
+  cudaStream_t s = nullptr;
+  if (rec.check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate")) {
+    CUcontext of_stream = nullptr, of_legacy = nullptr;
+    if (check_cu(rec, cuStreamGetCtx(s, &of_stream), "cuStreamGetCtx (created stream)"))
+      rec.expect(of_stream == primary, "cuStreamGetCtx of a runtime stream is not the primary "
+                                       "context");
+    if (check_cu(rec, cuStreamGetCtx(CU_STREAM_LEGACY, &of_legacy), "cuStreamGetCtx (legacy)"))
+      rec.expect(of_legacy == primary, "cuStreamGetCtx of the legacy stream is not the primary "
+                                       "context");
+    CUcontext v2_ctx = nullptr;
+    CUgreenCtx v2_green = reinterpret_cast<CUgreenCtx>(1);
+    if (check_cu(rec, cuStreamGetCtx_v2(s, &v2_ctx, &v2_green), "cuStreamGetCtx_v2")) {
+      rec.expect(v2_ctx == primary, "cuStreamGetCtx_v2 does not name the primary context");
+      rec.expect(v2_green == nullptr, "cuStreamGetCtx_v2 names a green context for a stream of "
+                                      "the primary context");
+    }
+    CUgreenCtx green = reinterpret_cast<CUgreenCtx>(1);
+    const CUresult rc = cuStreamGetGreenCtx(s, &green);
+    // Printed, so that the confined run must give the plain run's answer (rc and null).
+    std::printf("cuStreamGetGreenCtx on a primary-context stream: %d, %s\n", int(rc),
+                green == nullptr ? "no green context" : "a green context");
+    rec.check(cudaStreamDestroy(s), "cudaStreamDestroy");
+  }
+  void *mem = nullptr;
+  if (rec.check(cudaMalloc(&mem, 4096), "cudaMalloc")) {
+    CUcontext of_memory = nullptr;
+    if (check_cu(rec,
+                 cuPointerGetAttribute(&of_memory, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                       reinterpret_cast<CUdeviceptr>(mem)),
+                 "cuPointerGetAttribute(CONTEXT)"))
+      rec.expect(of_memory == primary, "CU_POINTER_ATTRIBUTE_CONTEXT of cudaMalloc'd memory is "
+                                       "not the primary context");
+    rec.check(cudaFree(mem), "cudaFree");
+  }
+
+  // A thread that only pushes the retained handle works in the runtime's context: its kernels
+  // go where the runtime's go, and cuCtxSynchronize_v2(handle) waits for the runtime's work.
+  device_int d(rec, "value, pushed primary");
+  std::thread([&] {
+    if (!check_cu(rec, cuCtxPushCurrent(primary), "cuCtxPushCurrent(primary) (fresh thread)"))
+      return;
+    smids.probe(rec.name(), 0, rec);
+    if (d.p && reset(rec, d.p, 0, "value")) {
+      launch_spin(rec, d.p, 41, 0, "legacy stream of the pushed primary context");
+      if (check_cu(rec, cuCtxSynchronize_v2(primary), "cuCtxSynchronize_v2(primary)"))
+        expect_value(rec, read_blocking(rec, d.p, "after cuCtxSynchronize_v2"), 41,
+                     "cuCtxSynchronize_v2 on the primary context handle");
+    }
+    CUcontext back = nullptr;
+    check_cu(rec, cuCtxPopCurrent(&back), "cuCtxPopCurrent (fresh thread)");
   }).join();
   check_cu(rec, cuDevicePrimaryCtxRelease(dev), "cuDevicePrimaryCtxRelease");
 }

@@ -48,12 +48,14 @@ struct device_state {
   std::once_flag descriptor_once, shared_once;
   std::atomic<bool> described{false}, ready{false};
   CUdevResourceDesc desc = nullptr;
+  unsigned group_sms = 0; ///< the SMs of the split's group (set with `described`)
   confined_context *shared = nullptr;
   std::atomic<CUcontext> primary{nullptr};
   std::atomic<bool> warned_unconfined{false};
   std::atomic<bool> retained{false}; ///< the library holds a reference to the primary context
 };
 std::array<device_state, max_devices> devices;
+std::atomic<int> devices_noted{0}; ///< 1 + the highest ordinal whose primary context is noted
 
 std::string device_name(int d) {
   return "device " + std::to_string(d);
@@ -77,6 +79,7 @@ bool make_descriptor(int device, device_state &st) {
             device_name(device) + ": it runs on all its SMs");
     return false;
   }
+  st.group_sms = group.sm.smCount;
   return true;
 }
 
@@ -180,8 +183,45 @@ confined_context *find_context(CUcontext ctx) {
 }
 
 void note_primary(CUcontext primary, CUdevice device) {
-  if (primary && device >= 0 && device < max_devices)
-    devices[device].primary.store(primary, std::memory_order_release);
+  if (!primary || device < 0 || device >= max_devices)
+    return;
+  devices[device].primary.store(primary, std::memory_order_release);
+  int seen = devices_noted.load(std::memory_order_acquire);
+  while (seen < device + 1 && !devices_noted.compare_exchange_weak(seen, device + 1))
+    ;
+}
+
+CUcontext as_seen(CUcontext ctx) {
+  if (!ctx)
+    return ctx;
+  const int n = devices_noted.load(std::memory_order_acquire);
+  for (int d = 0; d < n; ++d)
+    if (devices[d].primary.load(std::memory_order_acquire) == ctx)
+      return devices[d].ready.load(std::memory_order_acquire) ? devices[d].shared->ctx.load() : ctx;
+  return ctx;
+}
+
+confined_context *find_green(CUgreenCtx green) {
+  if (!green)
+    return nullptr;
+  const int n = slots_used.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (slots[i].ctx.load(std::memory_order_acquire) && slots[i].green == green)
+      return &slots[i];
+  return nullptr;
+}
+
+unsigned confined_sm_count(int device) {
+  if (!config().active || config().real_sm_count || !confinable(device))
+    return 0;
+  return devices[device].group_sms;
+}
+
+bool confined_resource(int device, CUdevResource *out) {
+  if (!config().active || config().real_sm_count || !real().green_resource)
+    return false;
+  confined_context *c = shared_context(device);
+  return c && real().green_resource(c->green, out, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS;
 }
 
 namespace {

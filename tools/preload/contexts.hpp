@@ -48,6 +48,23 @@ inline confined_context *current_confined() {
 /// Records `primary` as device `device`'s primary context (seen in cuDevicePrimaryCtxRetain).
 void note_primary(CUcontext primary, CUdevice device);
 
+/// What the program is shown instead of `ctx`: the shared green context of a confined device when
+/// `ctx` is that device's real primary context (the program never sees the real one: its primary
+/// context *is* the green context), else `ctx`. Lock-free.
+CUcontext as_seen(CUcontext ctx);
+
+/// The confined context whose green context is `green`, or null.
+confined_context *find_green(CUgreenCtx green);
+
+/// The SM count a confined device reports to the program (its partition's, the split group's
+/// count), or 0 when `device` is not confined or GREENCTX_RUN_REAL_SM_COUNT is set.
+unsigned confined_sm_count(int device);
+
+/// The SM resource a confined device reports to the program: the shared green context's (which
+/// the program may split further and make green contexts of, staying on those SMs). False, with
+/// *out untouched, when `device` is not confined or GREENCTX_RUN_REAL_SM_COUNT is set.
+bool confined_resource(int device, CUdevResource *out);
+
 /// The context to make current instead of `ctx`: the device's shared green context when `ctx` is
 /// the primary context of a confined device (made on first use), else `ctx`.
 CUcontext substitute(CUcontext ctx);

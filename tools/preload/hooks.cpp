@@ -7,6 +7,7 @@
 // signature: it translates the per-thread default stream, keeps the legacy/blocking stream rules
 // (streams.hpp) around work on a confined context, and calls the driver's own function.
 #include "contexts.hpp"
+#include "explain.hpp"
 #include "report.hpp"
 #include "streams.hpp"
 
@@ -24,17 +25,23 @@ namespace {
 
 enum class kind {
   submit,
+  launch,
   launch_ex,
   implicit,
   sync,
+  host_sync,
   plain,
   begin_capture,
   stream_create,
   stream_create_priority,
   stream_get_flags,
+  stream_get_ctx,
+  stream_get_ctx_v2,
+  stream_get_green,
   stream_destroy,
   ctx_set_current,
   ctx_push_current,
+  ctx_out,
   ctx_create_v2,
   ctx_create_v3,
   ctx_create_v4,
@@ -42,7 +49,20 @@ enum class kind {
   primary_retain,
   primary_set_flags,
   primary_reset,
+  device_attribute,
+  device_resource,
+  pointer_attribute,
+  pointer_attributes,
 };
+
+// Kinds that submit work to the GPU (the first one starts the GPU phase) and kinds after which the
+// host has synchronized with it (the last one ends the phase): tools/run_protocol.hpp.
+constexpr bool submits(kind k) {
+  return k == kind::submit || k == kind::launch || k == kind::launch_ex || k == kind::implicit;
+}
+constexpr bool synchronizes(kind k) {
+  return k == kind::sync || k == kind::host_sync || k == kind::implicit;
+}
 
 // First ABIs that cudaTypedefs.h declares only for the driver's own build; the runtime still asks
 // for them.
@@ -129,12 +149,45 @@ void not_confined(const char *what) {
   problem(std::string(what) + ": that context is not confined (it runs on all SMs)");
 }
 
+// Work or a synchronization on the call's stream (st.target), with the legacy and blocking stream
+// rules kept around it.
+// `driver_per_thread`: the driver's own per-thread variant is called (nothing to keep).
+template <kind K, class Fn, class... A>
+CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
+  if (driver_per_thread || !st.have_target)
+    return fn(a...);
+  if (st.target == nullptr || st.target == CU_STREAM_LEGACY) {
+    confined_context *c = st.current();
+    if (!c)
+      return fn(a...);
+    before_legacy(*c);
+    const CUresult rc = fn(a...);
+    if constexpr (K == kind::submit || K == kind::launch || K == kind::launch_ex)
+      after_legacy(*c);
+    return rc;
+  }
+  blocking_stream *b = find_blocking(st.target);
+  if (!b || K == kind::sync)
+    return fn(a...);
+  before_blocking(*b);
+  const CUresult rc = fn(a...);
+  if constexpr (K != kind::begin_capture)
+    after_blocking(*b);
+  return rc;
+}
+
 template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::size_t index, A... a) {
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
-  if (!config().active)
-    return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
+  if constexpr (submits(K))
+    note_work();
+  if (!config().active) { // GREENCTX_RUN_MEASURE alone: the GPU phase is timed, nothing changes
+    const CUresult rc = (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
+    if constexpr (synchronizes(K))
+      note_sync();
+    return rc;
+  }
   auto args = std::tie(a...);
 
   // ---- contexts ----
@@ -165,11 +218,56 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
   } else if constexpr (K == kind::ctx_destroy) {
     CUresult rc = CUDA_SUCCESS;
     return destroy_context(std::get<0>(args), &rc) ? rc : legacy(a...);
-  } else if constexpr (K == kind::primary_retain) {
-    mark_cuda_used();
+  } else if constexpr (K == kind::ctx_out) {
+    // cuCtxGetCurrent, cuCtxPopCurrent: the real primary context of a confined device is never
+    // handed out (docs/run-design.md, "One primary context per device").
     const CUresult rc = legacy(a...);
     if (rc == CUDA_SUCCESS && std::get<0>(args))
+      *std::get<0>(args) = as_seen(*std::get<0>(args));
+    return rc;
+  } else if constexpr (K == kind::primary_retain) {
+    // The program's primary context is the green context: the handle cuCtxGetCurrent,
+    // cuStreamGetCtx and the pointer attributes give, and every call that takes it acts on it. The
+    // real primary context is retained too, so that the program's releases balance.
+    mark_cuda_used();
+    const CUresult rc = legacy(a...);
+    if (rc == CUDA_SUCCESS && std::get<0>(args)) {
       note_primary(*std::get<0>(args), std::get<1>(args));
+      *std::get<0>(args) = substitute(*std::get<0>(args));
+    }
+    return rc;
+  } else if constexpr (K == kind::device_attribute) {
+    const CUresult rc = legacy(a...);
+    if (rc == CUDA_SUCCESS && std::get<1>(args) == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT &&
+        std::get<0>(args))
+      if (const unsigned n = confined_sm_count(std::get<2>(args)))
+        *std::get<0>(args) = static_cast<int>(n);
+    return rc;
+  } else if constexpr (K == kind::device_resource) {
+    if (std::get<2>(args) == CU_DEV_RESOURCE_TYPE_SM && std::get<1>(args) &&
+        confined_resource(std::get<0>(args), std::get<1>(args)))
+      return CUDA_SUCCESS;
+    return legacy(a...);
+  } else if constexpr (K == kind::pointer_attribute) {
+    const CUresult rc = legacy(a...);
+    if (rc == CUDA_SUCCESS && std::get<1>(args) == CU_POINTER_ATTRIBUTE_CONTEXT &&
+        std::get<0>(args)) {
+      auto *ctx = static_cast<CUcontext *>(std::get<0>(args));
+      *ctx = as_seen(*ctx);
+    }
+    return rc;
+  } else if constexpr (K == kind::pointer_attributes) {
+    const CUresult rc = legacy(a...);
+    if (rc == CUDA_SUCCESS && std::get<1>(args) && std::get<2>(args))
+      for (unsigned i = 0; i < std::get<0>(args); ++i)
+        if (std::get<1>(args)[i] == CU_POINTER_ATTRIBUTE_CONTEXT && std::get<2>(args)[i]) {
+          auto *ctx = static_cast<CUcontext *>(std::get<2>(args)[i]);
+          *ctx = as_seen(*ctx);
+        }
+    return rc;
+  } else if constexpr (K == kind::host_sync) {
+    const CUresult rc = legacy(a...);
+    note_sync();
     return rc;
   } else if constexpr (K == kind::primary_reset) {
     if (config().confines(std::get<0>(args)))
@@ -226,11 +324,15 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
       // thread's stream: done on the legacy stream, which orders it after that stream's work
       // too, at the cost of also waiting for other threads' blocking streams).
       confined_context *c = st.current();
-      if (!c)
-        return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
-      before_legacy(*c);
-      const CUresult rc = legacy(a...);
-      after_legacy(*c);
+      CUresult rc;
+      if (!c) {
+        rc = (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
+      } else {
+        before_legacy(*c);
+        rc = legacy(a...);
+        after_legacy(*c);
+      }
+      note_sync();
       return rc;
     } else {
       // A per-thread variant whose NULL stream stayed (no confined context): the driver's own.
@@ -243,26 +345,50 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
         if (rc == CUDA_SUCCESS && std::get<1>(args) && find_blocking(std::get<0>(args)))
           *std::get<1>(args) &= ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING);
         return rc;
-      } else {
-        if (driver_per_thread || !st.have_target)
-          return fn(a...);
-        if (st.target == nullptr || st.target == CU_STREAM_LEGACY) {
-          confined_context *c = st.current();
-          if (!c)
-            return fn(a...);
-          before_legacy(*c);
-          const CUresult rc = fn(a...);
-          if constexpr (K == kind::submit || K == kind::launch_ex)
-            after_legacy(*c);
-          return rc;
-        }
-        blocking_stream *b = find_blocking(st.target);
-        if (!b || K == kind::sync)
-          return fn(a...);
-        before_blocking(*b);
+      } else if constexpr (K == kind::stream_get_ctx) {
         const CUresult rc = fn(a...);
-        if constexpr (K != kind::begin_capture)
-          after_blocking(*b);
+        if (rc == CUDA_SUCCESS && std::get<1>(args))
+          *std::get<1>(args) = as_seen(*std::get<1>(args));
+        return rc;
+      } else if constexpr (K == kind::stream_get_ctx_v2 || K == kind::stream_get_green) {
+        // A stream of a context greenctx made is, to the program, a stream of an ordinary
+        // context (its primary context, or the one cuCtxCreate gave): no green context.
+        constexpr std::size_t green_at = K == kind::stream_get_green ? 1 : 2;
+        const CUresult rc = fn(a...);
+        CUgreenCtx *green = std::get<green_at>(args);
+        if (rc != CUDA_SUCCESS || !green)
+          return rc;
+        if (confined_context *c = find_green(*green)) {
+          *green = nullptr;
+          if constexpr (K == kind::stream_get_ctx_v2)
+            if (std::get<1>(args))
+              *std::get<1>(args) = c->ctx.load();
+        } else if constexpr (K == kind::stream_get_ctx_v2) {
+          if (std::get<1>(args))
+            *std::get<1>(args) = as_seen(*std::get<1>(args));
+        }
+        return rc;
+      } else {
+        const CUresult rc = on_stream<K>(fn, st, driver_per_thread, a...);
+        if constexpr (K == kind::sync)
+          note_sync();
+        if constexpr (K == kind::launch_ex) {
+          if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE && std::get<0>(args))
+            explain_cluster_refusal(std::get<1>(args), *std::get<0>(args));
+        } else if constexpr (K == kind::launch) {
+          if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE) {
+            CUlaunchConfig launch{};
+            launch.gridDimX = std::get<1>(args);
+            launch.gridDimY = std::get<2>(args);
+            launch.gridDimZ = std::get<3>(args);
+            launch.blockDimX = std::get<4>(args);
+            launch.blockDimY = std::get<5>(args);
+            launch.blockDimZ = std::get<6>(args);
+            launch.sharedMemBytes = std::get<7>(args);
+            launch.hStream = std::get<8>(args);
+            explain_cluster_refusal(std::get<0>(args), launch);
+          }
+        }
         return rc;
       }
     }
@@ -389,7 +515,7 @@ void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, 
                             : reinterpret_cast<void *>(&hooked_get_proc);
     return;
   }
-  if (!config().active || symbol[0] != 'c' || symbol[1] != 'u')
+  if (!config().hooks() || symbol[0] != 'c' || symbol[1] != 'u')
     return;
   load_reals();
   bool known = false;

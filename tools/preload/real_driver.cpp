@@ -50,6 +50,8 @@ real_driver load() {
   fetch(r, r.green_create, "cuGreenCtxCreate", 12040);
   fetch(r, r.green_destroy, "cuGreenCtxDestroy", 12040);
   fetch(r, r.from_green, "cuCtxFromGreenCtx", 12040);
+  fetch(r, r.green_resource, "cuGreenCtxGetDevResource", 12040);
+  fetch(r, r.ctx_resource, "cuCtxGetDevResource", 12040);
   fetch(r, r.set_current, "cuCtxSetCurrent", 4000);
   fetch(r, r.get_current, "cuCtxGetCurrent", 4000);
   fetch(r, r.push_current, "cuCtxPushCurrent", 4000);
@@ -67,6 +69,8 @@ real_driver load() {
   fetch(r, r.event_create, "cuEventCreate", 2000);
   fetch(r, r.event_destroy, "cuEventDestroy", 4000);
   fetch(r, r.event_record, "cuEventRecord", 2000);
+  fetch(r, r.func_attribute, "cuFuncGetAttribute", 2020);
+  fetch(r, r.max_cluster_size, "cuOccupancyMaxPotentialClusterSize", 11070);
   return r;
 }
 

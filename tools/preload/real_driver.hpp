@@ -33,6 +33,8 @@ struct real_driver {
   PFN_cuGreenCtxCreate_v12040 green_create = nullptr;
   PFN_cuGreenCtxDestroy_v12040 green_destroy = nullptr;
   PFN_cuCtxFromGreenCtx_v12040 from_green = nullptr;
+  PFN_cuGreenCtxGetDevResource_v12040 green_resource = nullptr;
+  PFN_cuCtxGetDevResource_v12040 ctx_resource = nullptr;
 
   PFN_cuCtxSetCurrent_v4000 set_current = nullptr;
   PFN_cuCtxGetCurrent_v4000 get_current = nullptr;
@@ -52,6 +54,9 @@ struct real_driver {
   PFN_cuEventCreate_v2000 event_create = nullptr;
   PFN_cuEventDestroy_v4000 event_destroy = nullptr;
   PFN_cuEventRecord_v2000 event_record = nullptr;
+
+  PFN_cuFuncGetAttribute_v2020 func_attribute = nullptr;
+  PFN_cuOccupancyMaxPotentialClusterSize_v11070 max_cluster_size = nullptr;
 
   /// Looks `name` up at ABI `version` with `flags` (CU_GET_PROC_ADDRESS_*); null when absent.
   void *lookup(const char *name, int version, cuuint64_t flags) const;

@@ -31,9 +31,6 @@ long decimal(const std::string &s) {
 
 settings read_settings() {
   settings s;
-  const char *sms = std::getenv(rp::env_sms);
-  if (!sms)
-    return s;
   auto flag = [](const char *name) {
     const char *v = std::getenv(name);
     return v && *v && std::strcmp(v, "0") != 0;
@@ -41,9 +38,14 @@ settings read_settings() {
   s.strict = flag(rp::env_strict);
   s.quiet = flag(rp::env_quiet);
   s.debug = flag(rp::env_debug);
+  s.measure = flag(rp::env_measure);
+  s.real_sm_count = flag(rp::env_real_sm_count);
   s.report = std::getenv(rp::env_report);
   if (const char *v = std::getenv(rp::env_root_pid))
     s.root_pid = decimal(v);
+  const char *sms = std::getenv(rp::env_sms);
+  if (!sms)
+    return s;
   const long n = decimal(sms);
   if (n <= 0) {
     s.error = std::string(rp::env_sms) + "='" + sms + "' is not a positive decimal number";
@@ -124,7 +126,9 @@ void write_report() {
        << "\":[" << device_list(s.confined_devices.load()) << "],\"" << rp::field_green_contexts
        << "\":" << s.green_contexts.load() << ",\"" << rp::field_blocking_streams
        << "\":" << s.blocking_streams.load() << ",\"" << rp::field_per_thread_streams
-       << "\":" << s.per_thread_streams.load() << ",\"" << rp::field_problems << "\":[" << problems
+       << "\":" << s.per_thread_streams.load() << ",\"" << rp::field_first_work_ns
+       << "\":" << s.first_work_ns.load() << ",\"" << rp::field_last_sync_ns
+       << "\":" << s.last_sync_ns.load() << ",\"" << rp::field_problems << "\":[" << problems
        << "]}\n";
   // One write of the whole line to a file opened for appending: lines of processes that end
   // together do not interleave.
@@ -204,10 +208,11 @@ void summarize() {
 
 struct at_exit {
   ~at_exit() {
-    if (!config().active)
+    if (!config().hooks())
       return;
     write_report();
-    if (config().root_pid == static_cast<long>(getpid()))
+    // Timing only (GREENCTX_RUN_MEASURE without GREENCTX_RUN_SMS): the caller reads the report.
+    if (config().active && config().root_pid == static_cast<long>(getpid()))
       summarize();
   }
 } reporter;

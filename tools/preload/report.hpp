@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <ctime>
 #include <string>
 
 namespace greenctx::preload {
@@ -11,6 +12,8 @@ namespace greenctx::preload {
 /// The settings, read once from the environment.
 struct settings {
   bool active = false;            ///< GREENCTX_RUN_SMS is set: confine
+  bool measure = false;           ///< GREENCTX_RUN_MEASURE=1: time the GPU phase (also unconfined)
+  bool real_sm_count = false;     ///< GREENCTX_RUN_REAL_SM_COUNT=1: do not report N SMs
   unsigned sms = 0;               ///< SMs per confined device
   bool all_devices = true;        ///< GREENCTX_RUN_DEVICES=all (or unset)
   unsigned long long devices = 0; ///< bit d: device d is confined (when !all_devices)
@@ -21,6 +24,9 @@ struct settings {
   const char *report = nullptr;
   long root_pid = -1;
   std::string error; ///< a malformed setting (then active is false)
+
+  /// Whether the hooks are handed out at all: to confine, or only to time the GPU phase.
+  bool hooks() const { return active || measure; }
 
   bool confines(int device) const {
     return all_devices || (device >= 0 && device < 64 && ((devices >> device) & 1ull));
@@ -36,8 +42,33 @@ struct counters {
   std::atomic<unsigned> green_contexts{0};
   std::atomic<unsigned> blocking_streams{0};
   std::atomic<unsigned> per_thread_streams{0};
+  std::atomic<long long> first_work_ns{0}; ///< CLOCK_MONOTONIC of the first submitted work
+  std::atomic<long long> last_sync_ns{0};  ///< CLOCK_MONOTONIC of the last synchronization's end
 };
 counters &stats();
+
+inline long long monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/// Work goes to the GPU: the first time, the start of the GPU phase is stamped (one relaxed load
+/// afterwards).
+inline void note_work() {
+  if (stats().first_work_ns.load(std::memory_order_relaxed) == 0) {
+    long long expected = 0;
+    stats().first_work_ns.compare_exchange_strong(expected, monotonic_ns(),
+                                                  std::memory_order_relaxed);
+  }
+}
+
+/// A synchronization with the GPU returned (after some work was submitted): the GPU phase lasts
+/// at least until now.
+inline void note_sync() {
+  if (stats().first_work_ns.load(std::memory_order_relaxed) != 0)
+    stats().last_sync_ns.store(monotonic_ns(), std::memory_order_relaxed);
+}
 
 /// Marks that the program called the driver (cheap when already marked).
 inline void mark_cuda_used() {
