@@ -211,14 +211,23 @@ confined_context *find_green(CUgreenCtx green) {
   return nullptr;
 }
 
+namespace {
+
+// Asking about a device does not use it: one left out of --device is not reported here.
+bool reports_partition(int device) {
+  return config().active && !config().real_sm_count && config().confines(device);
+}
+
+} // namespace
+
 unsigned confined_sm_count(int device) {
-  if (!config().active || config().real_sm_count || !confinable(device))
+  if (!reports_partition(device) || !confinable(device))
     return 0;
   return devices[device].group_sms;
 }
 
 bool confined_resource(int device, CUdevResource *out) {
-  if (!config().active || config().real_sm_count || !real().green_resource)
+  if (!reports_partition(device) || !real().green_resource)
     return false;
   confined_context *c = shared_context(device);
   return c && real().green_resource(c->green, out, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS;
