@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
 # greenctx run keeps CUDA's guarantees: every program of tests/run, plain and under
-# `greenctx run` (then again with --strict), compared by tests/run/check_run.py; then the cost of
-# confinement on all of the GPU's SMs (tests/run/overhead.cu, plain and confined alternately, 5
-# times each). For the GPU machine: run from the repository root with a build folder made
-# beforehand (GREENCTX_BUILD, default build/) holding tools/greenctx/greenctx, its preload library
-# and tests/greenctx_run_*. Writes under $OUT (or ./semantics-out):
+# `greenctx run` (then again with --strict), compared by tests/run/check_run.py. (What confinement
+# costs is scripts/overhead-check.sh's.) For the GPU machine: run from the repository root with a
+# build folder made beforehand (GREENCTX_BUILD, default build/) holding tools/greenctx/greenctx,
+# its preload library and tests/greenctx_run_*. Writes under $OUT (or ./semantics-out):
 #   summary.txt       one line per check: PASS/FAIL/SKIP, plain and confined exit and time
 #   semantics.jsonl   check_run.py's JSON line per check
 #   logs/             each check's console output and each run's stdout and stderr
 #   churn-*.json      churn's memory and time numbers, plain and confined
-#   overhead.json     every overhead sample and the ratios median(confined) / median(plain)
 # Exits 1 if any check failed (a skip is not a failure), 2 if the build is incomplete, 77 when
 # there is no GPU.
 #
@@ -26,13 +24,13 @@ export GREENCTX_SEMANTICS_LOG="$out/semantics.jsonl"
 rm -f "$GREENCTX_SEMANTICS_LOG" "$out/summary.txt"
 
 missing=()
-for f in "$cli" "$t"/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead}; do
+for f in "$cli" "$t"/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices}; do
   [ -x "$f" ] || missing+=("$f")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "semantics-check: missing from $bin: ${missing[*]}" >&2
   echo "build them: cmake --build $bin --target greenctx_cli greenctx_preload" \
-       "greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices,overhead}" >&2
+       "greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices}" >&2
   exit 2
 fi
 
@@ -62,7 +60,7 @@ check() { # check NAME HARNESS-OPTIONS... -- PROGRAM ARGS...
 }
 
 check semantics --sms 64 --smid --expect-report-clean \
-  -- "$t/greenctx_run_semantics" --skip primary_context_identity
+  -- "$t/greenctx_run_semantics"
 check ptds --sms 64 --smid --expect-report-clean -- "$t/greenctx_run_ptds"
 # Synchronous copies after per-thread-stream kernels raced once (3 of 27 confined runs): again.
 for i in 2 3 4 5 6 7 8; do
@@ -89,50 +87,7 @@ for line in open(sys.argv[1]):
     print(f"{d['name']}: {d['result'].upper()} ({runs}){': ' + d['reason'] if d['result'] != 'pass' else ''}")
 PY
 
-
-# The cost of confinement: all SMs, so that only the library's own cost shows.
-sms=$("$cli" info --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["sm_count"])')
-if [ -z "$sms" ]; then
-  failed+=("overhead (greenctx info --json gave no sm_count)")
-else
-  samples="$out/logs/overhead-samples.jsonl"
-  : > "$samples"
-  for i in 1 2 3 4 5; do
-    for mode in launch gemm; do
-      for how in plain confined; do
-        if [ "$how" = plain ]; then
-          line=$(timeout 300 "$t/greenctx_run_overhead" "$mode" 2>>"$out/logs/overhead.stderr")
-        else
-          line=$(timeout 300 "$cli" run --sms "$sms" -- "$t/greenctx_run_overhead" "$mode" \
-                 2>>"$out/logs/overhead.stderr")
-        fi
-        rc=$?
-        if [ $rc -ne 0 ] || [ -z "$line" ]; then
-          failed+=("overhead $mode $how run $i (exit $rc)")
-          continue
-        fi
-        echo "{\"run\":\"$how\",\"repeat\":$i,\"sms\":$sms,\"result\":$line}" >> "$samples"
-      done
-    done
-  done
-  python3 - "$samples" "$out/overhead.json" <<'PY' | tee -a "$out/summary.txt"
-import json, statistics, sys
-samples = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-report = {"samples": samples}
-for mode in ("launch", "gemm"):
-    times = {how: [s["result"]["seconds"] for s in samples
-                   if s["run"] == how and s["result"]["mode"] == mode] for how in ("plain", "confined")}
-    if not times["plain"] or not times["confined"]:
-        continue
-    plain, confined = statistics.median(times["plain"]), statistics.median(times["confined"])
-    report[mode] = {"plain_seconds": times["plain"], "confined_seconds": times["confined"],
-                    "median_plain": plain, "median_confined": confined,
-                    "ratio": confined / plain}
-    print(f"overhead {mode}: median {plain:.4f} s plain, {confined:.4f} s confined on all "
-          f"{samples[0]['sms']} SMs: x{confined / plain:.3f}")
-json.dump(report, open(sys.argv[2], "w"), indent=2)
-PY
-fi
+# The cost of confinement (tests/run/overhead.cu) is measured by scripts/overhead-check.sh.
 
 echo
 if [ ${#failed[@]} -eq 0 ]; then
