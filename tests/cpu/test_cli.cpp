@@ -349,8 +349,9 @@ TEST(Cli, ListsOfNumbersAreDecimalToo) {
 TEST(Cli, RunHelpSaysHowItRuns) {
   const auto r = run_cli({"run", "--help"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  for (const char *word : {"--sms", "--device", "=all", "--strict", "86", "--quiet",
-                           "--ignore-coscheduling", "exec", "decimal", "126", "127"})
+  for (const char *word :
+       {"--sms", "--device", "=all", "--strict", "86", "--quiet", "--ignore-coscheduling", "exec",
+        "decimal", "126", "127", "--real-sm-count"})
     EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r;
 }
 
@@ -451,6 +452,64 @@ TEST(Cli, ScaleRejectsBadInputBeforeRunning) {
   expect_error(r, exit_usage);
   r = run_cli({"scale", "--sms", "16"});
   expect_error(r, exit_usage);
+}
+
+TEST(Cli, ScaleHelpNamesEachFigure) {
+  const auto r = run_cli({"scale", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  for (const char *word : {"--metric", "wall", "gpu-time", "regex:", "json:", "capture group",
+                           "last match wins", "--metric-unit", "--higher-is-better",
+                           "--lower-is-better", "tokens/s", "--real-sm-count", "1.3x", "4x"})
+    EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r;
+}
+
+// A bad --metric is refused (exit 2) before the driver is touched and before anything runs.
+TEST(Cli, ScaleRefusesABadMetricBeforeRunning) {
+  namespace fs = std::filesystem;
+  temp_dir dir;
+  const fs::path marker = dir.path / "ran";
+  const std::string program = "touch '" + marker.string() + "'";
+  const struct {
+    std::vector<std::string> options;
+    std::string says;
+  } cases[] = {
+      {{"--metric", "bogus"}, "--metric 'bogus' is not a figure greenctx scale knows"},
+      {{"--metric", "regex:took ([0-9.]+ s"}, "does not compile"},
+      {{"--metric", "regex:took [0-9.]+ s"}, "has 0 capture groups: give exactly one"},
+      {{"--metric", "regex:(a)(b)"}, "has 2 capture groups"},
+      {{"--metric", "json:"}, "needs a key"},
+      {{"--metric", "json:a..b"}, "empty part"},
+      {{"--metric-unit", "ms"}, "--metric-unit is for a printed number"},
+      {{"--metric", "gpu-time", "--higher-is-better"}, "are for a printed number"},
+      {{"--metric", "json:x", "--metric-unit", "points"}, "--higher-is-better or"},
+      {{"--metric", "json:x", "--higher-is-better", "--lower-is-better"}, "contradict"},
+  };
+  for (const auto &c : cases) {
+    std::vector<std::string> args{"scale"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {"--", "sh", "-c", program});
+    const auto r = run_cli(args);
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, c.says)) << c.says << "\n" << r;
+    EXPECT_FALSE(contains(r.err, "no NVIDIA driver")) << r;
+    EXPECT_FALSE(fs::exists(marker)) << "the program ran";
+  }
+  const auto r = run_cli({"scale", "--metric", "bogus", "--", "true"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "use wall (the default")) << r;
+  // Good ones get as far as the missing driver.
+  for (const std::vector<std::string> &good :
+       {std::vector<std::string>{"--metric", "gpu-time"},
+        {"--metric", "regex:took ([0-9.eE+-]+) s"},
+        {"--metric", "json:timing.seconds", "--metric-unit", "ms"},
+        {"--metric", "json:rate", "--metric-unit", "tokens/s"},
+        {"--metric", "json:score", "--metric-unit", "points", "--higher-is-better"},
+        {"--real-sm-count"}}) {
+    std::vector<std::string> args{"scale"};
+    args.insert(args.end(), good.begin(), good.end());
+    args.insert(args.end(), {"--", "true"});
+    expect_error(run_cli(args), exit_no_driver);
+  }
 }
 
 TEST(Cli, VerifyWithoutSplit) {
@@ -694,10 +753,17 @@ TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
   std::string header, first;
   std::getline(f, header);
   std::getline(f, first);
-  EXPECT_EQ(
-      header,
-      "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts");
-  EXPECT_EQ(first, "8,0,0,4.561191,0,0,1,0,1");
+  EXPECT_EQ(header, "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,"
+                    "green_contexts,figure,figure_unit,metric");
+  EXPECT_TRUE(first.starts_with("8,0,0,4.561191,0,0,1,0,1,4.561")) << first;
+  EXPECT_TRUE(first.ends_with(",s,wall time of the whole program (start-up included)")) << first;
+  // Saved before --metric: the wall time, and programs were told the device's SM count.
+  EXPECT_TRUE(contains(r.out, "figure: wall time of the whole program")) << r;
+  EXPECT_TRUE(contains(r.out, "told the device's 132 SMs")) << r;
+  const auto again = run_cli(
+      {"scale", "--from", results_dir + "/run-scale/scale-gemm.json", "--metric", "gpu-time"});
+  expect_error(again, exit_usage);
+  EXPECT_TRUE(contains(again.err, "leave out --metric")) << again;
 }
 
 // `greenctx run` end to end over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of
@@ -726,6 +792,67 @@ TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
               {fake_driver});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
+}
+
+TEST(Cli, RunRealSmCountTellsTheProgramTheDevicesCount) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const std::string show = "echo \"real=${GREENCTX_RUN_REAL_SM_COUNT:-unset}\"";
+  auto r =
+      run_cli({"run", "--sms", "16", "--real-sm-count", "--", "sh", "-c", show}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "real=1\n")) << r;
+  r = run_cli({"run", "--sms", "16", "--", "sh", "-c", show},
+              {fake_driver, "GREENCTX_RUN_REAL_SM_COUNT=1"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "real=unset\n")) << "an inherited setting is removed\n" << r;
+}
+
+// `greenctx scale` end to end over the fake driver. The program stands in for the preload
+// library (which sees no CUDA in sh): it appends the report line a CUDA program would leave, its
+// GPU phase 32/N s long (32/132 unconfined).
+const std::string fake_cuda_program =
+    R"sh(echo "{\"cuda_used\":true,\"confined_devices\":[0],\"first_work_ns\":1000,)sh"
+    R"sh(\"last_sync_ns\":$(( 1000 + 32000000000 / ${GREENCTX_RUN_SMS:-132} ))}" )sh"
+    R"sh(>> "${GREENCTX_RUN_REPORT:-/dev/null}"; echo "took $(( 64 / ${GREENCTX_RUN_SMS:-128} )).5 ms")sh";
+
+TEST(Cli, ScaleMeasuresTheGpuPhase) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  temp_dir dir;
+  const std::string json = (dir.path / "scale.json").string();
+  const auto r = run_cli({"scale", "-q", "--sms", "16,64", "--repeat", "1", "--metric", "gpu-time",
+                          "--json", json, "--", "sh", "-c", fake_cuda_program},
+                         {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "figure: GPU phase (first GPU work to last synchronization), s"))
+      << r;
+  EXPECT_TRUE(contains(r.out, "2.000")) << "32/16 s at 16 SMs\n" << r;
+  EXPECT_TRUE(contains(r.out, "0.242")) << "32/132 s unconfined: its library measured\n" << r;
+  EXPECT_TRUE(contains(r.out, "4.00x")) << r;
+  EXPECT_TRUE(contains(r.out, "the program was told 16 to 64 SMs (the partition's")) << r;
+  std::ifstream f(json);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(text, "\"kind\": \"gpu-time\"")) << text;
+}
+
+TEST(Cli, ScaleReadsAPrintedNumberAndPassesTheOutputOn) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  auto r = run_cli({"scale", "-q", "--sms", "16,32", "--repeat", "1", "--warmup", "0",
+                    "--real-sm-count", "--metric", "regex:took ([0-9.]+) ms", "--metric-unit", "ms",
+                    "--", "sh", "-c", fake_cuda_program},
+                   {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(r.out.starts_with("took 4.5 ms\ntook 2.5 ms\ntook 0.5 ms\n")) << "teed\n" << r;
+  EXPECT_TRUE(contains(r.out, "figure: printed number 'took ([0-9.]+) ms', ms")) << r;
+  EXPECT_TRUE(contains(r.out, "1.80x")) << "4.5 ms / 2.5 ms\n" << r;
+  EXPECT_TRUE(contains(r.out, "the device's 132 SMs (--real-sm-count)")) << r;
+
+  r = run_cli({"scale", "-q", "--sms", "16", "--repeat", "1", "--metric", "regex:took ([0-9.]+) s",
+               "--", "sh", "-c", fake_cuda_program},
+              {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_check_failed) << r;
+  EXPECT_TRUE(contains(r.err, "run 1 of 3 (warm-up 1 of 1, 16 SMs): printed nothing matching "
+                              "'took ([0-9.]+) s' (1 line on stdout; the last: 'took 4.5 ms')"))
+      << r;
 }
 
 TEST(Cli, RunEndsAsTheProgramEnds) {

@@ -72,8 +72,10 @@ std::string read_file(const fs::path &p) {
   return s.str();
 }
 
-// Runs `argv` with the test's stdout sent to `out` (the child writes there).
-child_result run_into(const std::vector<std::string> &argv, const fs::path &out) {
+// Runs `argv` with the test's stdout sent to `out` (the child, or greenctx's tee, writes there).
+child_result run_into(const std::vector<std::string> &argv, const fs::path &out,
+                      const confinement &c = unconfined,
+                      child_output output = child_output::inherit) {
   std::fflush(stdout);
   const int saved = dup(STDOUT_FILENO);
   const int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -81,7 +83,7 @@ child_result run_into(const std::vector<std::string> &argv, const fs::path &out)
   close(fd);
   child_result r;
   try {
-    r = run_child(argv, unconfined);
+    r = run_child(argv, c, output);
   } catch (...) {
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -192,17 +194,111 @@ TEST(RunChild, AProgramThatCannotStartIsAnError) {
 }
 
 TEST(RunChild, StaleProtocolVariablesDoNotReachTheChild) {
-  setenv(run_protocol::env_sms, "99", 1);
-  setenv(run_protocol::env_root_pid, "1", 1);
-  const std::string test = std::string("test -z \"${") + run_protocol::env_sms + "+x}${" +
-                           run_protocol::env_root_pid + "+x}\"";
+  const char *stale[] = {run_protocol::env_sms, run_protocol::env_root_pid,
+                         run_protocol::env_measure, run_protocol::env_real_sm_count};
+  std::string test = "test -z \"";
+  for (const char *name : stale) {
+    setenv(name, "1", 1);
+    test += std::string("${") + name + "+x}";
+  }
+  test += "\"";
   const child_result r = run_child({"sh", "-c", test}, unconfined);
-  EXPECT_EQ(r.exit_code, 0) << "the child saw " << run_protocol::env_sms;
+  EXPECT_EQ(r.exit_code, 0) << "the child saw one of the protocol's variables";
   const auto names = protocol_variables_in_environment();
-  EXPECT_NE(std::find(names.begin(), names.end(), run_protocol::env_sms), names.end());
-  unsetenv(run_protocol::env_sms);
-  unsetenv(run_protocol::env_root_pid);
+  for (const char *name : stale) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+    unsetenv(name);
+  }
   EXPECT_TRUE(protocol_variables_in_environment().empty());
+}
+
+// ---- the program's stdout, teed (greenctx scale --metric regex: and json:) ----------------------
+
+TEST(RunChild, TeeCopiesStdoutAndKeepsIt) {
+  temp_dir dir;
+  const child_result r = run_into({"sh", "-c", "echo one; echo two >&2; printf 'three'; exit 4"},
+                                  dir.path / "out", unconfined, child_output::tee);
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.out, "one\nthree") << "stdout only";
+  EXPECT_EQ(read_file(dir.path / "out"), "one\nthree") << "copied through as it came";
+  const child_result plain = run_into({"echo", "plain"}, dir.path / "plain");
+  EXPECT_EQ(plain.out, "") << "kept only when teed";
+  EXPECT_EQ(read_file(dir.path / "plain"), "plain\n");
+}
+
+TEST(RunChild, TeeKeepsALargeOutputWhole) {
+  temp_dir dir;
+  const child_result r = run_into({"sh", "-c", "seq 1 200000; echo last"}, dir.path / "out",
+                                  unconfined, child_output::tee);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.size(), fs::file_size(dir.path / "out"));
+  EXPECT_EQ(r.out.substr(r.out.size() - 12), "200000\nlast\n");
+}
+
+TEST(RunChild, TeeDoesNotWaitForProcessesTheProgramLeft) {
+  // The background process keeps the pipe open for 5 s after the program exits.
+  temp_dir dir;
+  const child_result r =
+      run_into({"sh", "-c", "echo early; (sleep 5; echo late) 2>/dev/null & exit 3"},
+               dir.path / "out", unconfined, child_output::tee);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "early\n");
+  EXPECT_LT(r.wall_s, 2.5);
+}
+
+TEST(RunChild, AProgramThatCannotStartIsAnErrorWhenTeedToo) {
+  EXPECT_THROW(run_child({"/nonexistent/program"}, unconfined, child_output::tee), request_error);
+  temp_dir dir;
+  const fs::path script = dir.path / "script";
+  std::ofstream(script) << "#!/nonexistent/interpreter\n";
+  fs::permissions(script, fs::perms::owner_all);
+  EXPECT_THROW(run_child({script.string()}, unconfined, child_output::tee), error);
+}
+
+// ---- the preload library's settings: measure-only (the gpu-time baseline), real SM count
+// ---------
+
+// Sets GREENCTX_PRELOAD to the built library for one test.
+struct built_preload {
+  built_preload() { setenv(run_protocol::env_preload, GREENCTX_PRELOAD_PATH, 1); }
+  ~built_preload() { unsetenv(run_protocol::env_preload); }
+};
+
+TEST(RunChild, MeasureOnlyLoadsTheLibraryWithoutConfining) {
+  if (!fs::exists(GREENCTX_PRELOAD_PATH)) // a test binary copied to another machine
+    GTEST_SKIP() << "the preload library " GREENCTX_PRELOAD_PATH " is not on this machine";
+  const built_preload library;
+  confinement measure = unconfined;
+  measure.measure = true;
+  namespace p = run_protocol;
+  // The program stands in for the library: it writes its own report line.
+  const std::string show =
+      std::string("case \"$LD_PRELOAD\" in *libgreenctx_preload.so*) echo preloaded;; esac; ") +
+      "echo \"${" + p::env_measure + "-unset} ${" + p::env_sms + "-unset} ${" + p::env_devices +
+      "-unset} ${" + p::env_real_sm_count + "-unset}\"; echo '{\"" + p::field_pid + "\": 1, \"" +
+      p::field_first_work_ns + "\": 500, \"" + p::field_last_sync_ns + "\": 2500}' >> \"$" +
+      p::env_report + "\"; echo \"$" + p::env_report + "\"";
+  temp_dir dir;
+  const child_result r = run_into({"sh", "-c", show}, dir.path / "out", measure, child_output::tee);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "preloaded\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 unset unset unset\n")) << "measure only: " << r.out;
+  EXPECT_EQ(r.report.first_work_ns, 500u);
+  EXPECT_EQ(r.report.last_sync_ns, 2500u);
+  std::string report = r.out.substr(0, r.out.size() - 1); // the last line: the report's path
+  report = report.substr(report.rfind('\n') + 1);
+  EXPECT_TRUE(contains(report, "/greenctx-run-")) << report;
+  EXPECT_FALSE(fs::exists(report)) << "read and removed";
+
+  confinement confined{16, 1, false};
+  confined.real_sm_count = true;
+  const child_result c =
+      run_into({"sh", "-c", show}, dir.path / "out2", confined, child_output::tee);
+  EXPECT_TRUE(contains(c.out, "unset 16 1 1\n")) << c.out;
+  confined.real_sm_count = false;
+  EXPECT_TRUE(
+      contains(run_into({"sh", "-c", show}, dir.path / "out3", confined, child_output::tee).out,
+               "unset 16 1 unset\n"));
 }
 
 // ---- the report --------------------------------------------------------------------------------
@@ -230,6 +326,28 @@ TEST(RunReport, SumsTheProcessesAndSkipsWhatIsNotAReport) {
   EXPECT_EQ(r.blocking_streams, 3u);
   EXPECT_EQ(r.per_thread_streams, 1u);
   EXPECT_EQ(r.problems, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(RunReport, TheGpuPhaseSpansEveryProcessThatReportedOne) {
+  temp_dir dir;
+  const fs::path file = dir.path / "report";
+  namespace p = run_protocol;
+  const auto line = [](unsigned long long first, unsigned long long last) {
+    return "{\"" + std::string(p::field_first_work_ns) + "\":" + std::to_string(first) + ",\"" +
+           p::field_last_sync_ns + "\":" + std::to_string(last) + "}\n";
+  };
+  // A launcher without GPU work, two workers, one that worked but never synchronized.
+  std::ofstream(file) << line(0, 0) << line(5'000'000'000, 9'000'000'000)
+                      << line(4'000'000'000, 7'000'000'000) << line(3'000'000'000, 0) << "{\""
+                      << p::field_pid << "\":3}\n";
+  const run_report r = read_report(file.string());
+  EXPECT_EQ(r.processes, 5u);
+  EXPECT_EQ(r.first_work_ns, 3'000'000'000u) << "the earliest non-zero first work";
+  EXPECT_EQ(r.last_sync_ns, 9'000'000'000u) << "the latest last synchronization";
+  std::ofstream(file) << line(0, 0) << "{}\n";
+  const run_report none = read_report(file.string());
+  EXPECT_EQ(none.first_work_ns, 0u);
+  EXPECT_EQ(none.last_sync_ns, 0u);
 }
 
 TEST(RunReport, AMissingOrEmptyFileIsAnEmptyReport) {

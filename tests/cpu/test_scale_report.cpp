@@ -131,6 +131,7 @@ run_record ok_run(unsigned repeat, double s, bool cuda = true) {
   run_record r;
   r.repeat = repeat;
   r.wall_s = s;
+  r.figure = s; // --metric wall
   r.cuda_used = cuda;
   if (cuda) {
     r.confined_devices = {0};
@@ -167,10 +168,10 @@ TEST(ScaleSummary, MediansSpreadAndSpeedUps) {
   const results r = synthetic();
   const auto s = summarize(r);
   ASSERT_EQ(s.size(), 4u);
-  EXPECT_DOUBLE_EQ(s[0].time.p50, 4.0);
-  EXPECT_DOUBLE_EQ(s[0].time.min, 3.8);
-  EXPECT_DOUBLE_EQ(s[0].time.max, 4.2);
-  EXPECT_NEAR(s[0].time.noise, 0.2 / 4.0, 1e-12); // stdev 0.2 around 4
+  EXPECT_DOUBLE_EQ(s[0].figure.p50, 4.0);
+  EXPECT_DOUBLE_EQ(s[0].figure.min, 3.8);
+  EXPECT_DOUBLE_EQ(s[0].figure.max, 4.2);
+  EXPECT_NEAR(s[0].figure.noise, 0.2 / 4.0, 1e-12); // stdev 0.2 around 4
   EXPECT_DOUBLE_EQ(*s[0].vs_smallest, 1.0);
   EXPECT_DOUBLE_EQ(*s[1].vs_smallest, 2.0);
   EXPECT_DOUBLE_EQ(*s[2].vs_smallest, 8.0);
@@ -189,12 +190,12 @@ TEST(ScaleSummary, FailedRunsAreLeftOutAndNamed) {
   r.points[3].runs.clear();   // never ran
   r.failure = "run 8 of 13 (16 SMs, repeat 2 of 3): ended with signal 11 (SIGSEGV)";
   const auto s = summarize(r);
-  EXPECT_EQ(s[1].time.count, 2u);
-  EXPECT_DOUBLE_EQ(s[1].time.p50, 1.95);
+  EXPECT_EQ(s[1].figure.count, 2u);
+  EXPECT_DOUBLE_EQ(s[1].figure.p50, 1.95);
   EXPECT_EQ(s[1].status, "run 2: signal 11 (SIGSEGV)");
   EXPECT_EQ(s[2].status, "ok, 1 of 3 runs");
   EXPECT_EQ(s[3].status, "not run");
-  EXPECT_EQ(s[3].time.count, 0u);
+  EXPECT_EQ(s[3].figure.count, 0u);
   EXPECT_FALSE(s[3].vs_smallest);
   EXPECT_FALSE(s[0].vs_baseline) << "no baseline, no speed-up against it";
 
@@ -251,7 +252,7 @@ TEST(ScaleReport, UnitFollowsTheTimes) {
   results r = synthetic();
   for (auto &p : r.points)
     for (auto &run : p.runs)
-      run.wall_s /= 100; // 40 ms at 8 SMs
+      run.figure = run.wall_s /= 100; // 40 ms at 8 SMs
   const std::string t = text_table(r, env);
   EXPECT_TRUE(contains(t, "median (ms)"));
   EXPECT_TRUE(contains(t, "40.00"));
@@ -331,15 +332,16 @@ TEST(ScaleReport, ReadsRunsSavedBeforeTheDeviceReport) {
 TEST(ScaleReport, CsvOneRowPerTimedRun) {
   const std::string csv = to_csv(synthetic());
   EXPECT_EQ(csv.rfind("sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,"
-                      "green_contexts\n",
+                      "green_contexts,figure,figure_unit,metric\n",
                       0),
             0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3);
-  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,0,1\n"));
-  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,,0\n"));
+  const std::string wall = ",s,wall time of the whole program (start-up included)\n";
+  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,0,1,4.2" + wall));
+  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,,0,0.39" + wall));
   results two = synthetic();
   two.points[0].runs[0].confined_devices = {0, 1};
-  EXPECT_TRUE(contains(to_csv(two), "\n8,0,0,4.200000,0,0,1,0;1,1\n"));
+  EXPECT_TRUE(contains(to_csv(two), "\n8,0,0,4.200000,0,0,1,0;1,1,4.2" + wall));
 }
 
 TEST(ScaleReport, SvgPlotsTimeAndSpeedUp) {

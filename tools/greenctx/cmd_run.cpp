@@ -32,6 +32,7 @@ struct run_options {
   bool ignore_coscheduling = false;
   bool strict = false;
   bool quiet = false;
+  bool real_sm_count = false;
   std::vector<std::string> command;
 };
 
@@ -99,6 +100,8 @@ int run_run(const run_options &opt) {
     set(protocol::env_strict, "1");
   if (opt.quiet)
     set(protocol::env_quiet, "1");
+  if (opt.real_sm_count)
+    set(protocol::env_real_sm_count, "1");
   const std::string report = make_report_file();
   set(protocol::env_report, report);
   set(protocol::env_root_pid, std::to_string(getpid()));
@@ -142,6 +145,10 @@ void add_run(CLI::App &app, action &run) {
                             protocol::exit_strict));
   cmd->add_flag("-q,--quiet", opt->quiet,
                 "No summary on stderr when the program exits (problems are still reported)");
+  cmd->add_flag("--real-sm-count", opt->real_sm_count,
+                "Tell the program each confined GPU's real SM count (cuDeviceGetAttribute "
+                "MULTIPROCESSOR_COUNT, the device's SM resource); by default it is told N, its "
+                "partition's");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->footer(fmt::format(
       "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"

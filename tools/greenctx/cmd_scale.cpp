@@ -1,9 +1,11 @@
-// greenctx scale [--sms LIST] [--repeat K] -- PROGRAM ARGS...: runs an unmodified program at
-// several SM counts and once unconfined, times each run, and reports time and speed-up.
+// greenctx scale [--sms LIST] [--repeat K] [--metric M] -- PROGRAM ARGS...: runs an unmodified
+// program at several SM counts and once unconfined, measures each run (its wall time, its GPU
+// phase, or a number it prints), and reports the figure and its speed-up.
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "report/output.hpp"
 #include "run_child.hpp"
+#include "scale/metric.hpp"
 #include "scale/report.hpp"
 #include "scale/runner.hpp"
 #include "scale/sm_list.hpp"
@@ -12,6 +14,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace greenctx::cli {
 namespace {
@@ -24,6 +27,12 @@ struct scale_options {
   unsigned repeat = 3, warmup = 1;
   int device = 0;
   bool ignore_coscheduling = false, quiet = false;
+  std::string metric = "wall"; ///< --metric as typed
+  std::string metric_unit;
+  bool metric_unit_given = false;
+  bool higher_is_better = false, lower_is_better = false;
+  bool metric_given = false;
+  bool real_sm_count = false;
   output_options output;
   std::vector<std::string> program;
   std::vector<std::string> extras; ///< what CLI11 could not place (options before the program)
@@ -47,6 +56,9 @@ void report(const scale_options &opt, const scale::results &r, const nlohmann::j
 int report_saved(const scale_options &opt) {
   if (!opt.program.empty())
     reject("--from reports a saved run again: give no program after --");
+  if (opt.metric_given)
+    reject("--from reports a saved run again with the figure it measured: leave out --metric, "
+           "--metric-unit, --higher-is-better and --lower-is-better");
   return cli::report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
     const scale::results r = scale::from_json(j);
     report(opt, r, j.at("environment"));
@@ -67,6 +79,13 @@ int run_scale(const scale_options &opt) {
     reject("no program to run: greenctx scale [--sms LIST] [--repeat K] -- PROGRAM ARGS...");
   if (opt.repeat == 0)
     reject("--repeat 0: each SM count must run at least once (the default is 3)");
+  if (opt.higher_is_better && opt.lower_is_better)
+    reject("--higher-is-better and --lower-is-better contradict each other: give one");
+  const scale::metric measure = scale::parse_metric(
+      opt.metric, opt.metric_unit_given ? std::optional(opt.metric_unit) : std::nullopt,
+      opt.higher_is_better  ? std::optional(scale::better::higher)
+      : opt.lower_is_better ? std::optional(scale::better::lower)
+                            : std::nullopt);
   std::vector<unsigned> counts;
   if (opt.sms_given)
     counts = scale::parse_sm_list(opt.sms);
@@ -112,6 +131,8 @@ int run_scale(const scale_options &opt) {
 
   scale::results r;
   r.program = opt.program;
+  r.measure = measure;
+  r.real_sm_count = opt.real_sm_count;
   r.device = opt.device;
   r.device_sms = device_sms;
   r.ignore_coscheduling = opt.ignore_coscheduling;
@@ -136,8 +157,9 @@ int run_scale(const scale_options &opt) {
 void add_scale(CLI::App &app, action &run) {
   auto opt = std::make_shared<scale_options>();
   auto *cmd = app.add_subcommand(
-      "scale", "Run an unmodified CUDA program at several SM counts and once unconfined, time "
-               "each run, and show wall time and speed-up against SM count");
+      "scale", "Run an unmodified CUDA program at several SM counts and once unconfined, measure "
+               "each run (wall time, GPU phase, or a number it prints), and show the figure and "
+               "its speed-up against SM count");
   auto *sms = cmd->add_option(
       "--sms", opt->sms,
       "SM counts to run at, in decimal, increasing, separated by commas (default: every count a "
@@ -148,26 +170,62 @@ void add_scale(CLI::App &app, action &run) {
       ->capture_default_str();
   cmd->add_option("--warmup", opt->warmup,
                   "Untimed runs first, on the largest SM count (they also check that the program "
-                  "uses CUDA)")
+                  "uses CUDA and gives its figure)")
       ->transform(decimal_for<unsigned>())
       ->capture_default_str();
+  auto *metric = cmd->add_option(
+      "--metric", opt->metric,
+      "The figure of each run: wall (the whole program's wall time, start-up included); "
+      "gpu-time (its GPU phase: from its first GPU work to its last synchronization, as the "
+      "preload library sees it, in every process; the unconfined run loads the library too, "
+      "confining nothing); 'regex:EXPR' (a number it prints on stdout: EXPR is an ECMAScript "
+      "regular expression with exactly one capture group around the number, searched in each "
+      "line, the last match wins, e.g. 'regex:took ([0-9.eE+-]+) s'); or json:KEY (a number in "
+      "a JSON object it prints on a line of its own, the last such line wins; dots separate "
+      "nested keys, e.g. json:timing.seconds). With regex: and json:, greenctx reads the "
+      "program's stdout through a pipe and copies it to its own. A run without its figure "
+      "fails the measurement, saying why");
+  metric->capture_default_str();
+  auto *unit = cmd->add_option(
+      "--metric-unit", opt->metric_unit,
+      "Unit of a printed number (regex: or json:; default s). s, ms, us, ns are times, lower "
+      "is better; a unit ending in /s (tokens/s, GB/s) is a rate, higher is better; for any "
+      "other unit say which with --higher-is-better or --lower-is-better");
+  auto *higher = cmd->add_flag("--higher-is-better", opt->higher_is_better,
+                               "The printed number is better higher (a rate): speed-up = "
+                               "figure here / figure there");
+  auto *lower = cmd->add_flag("--lower-is-better", opt->lower_is_better,
+                              "The printed number is better lower (a time): speed-up = figure "
+                              "there / figure here");
+  cmd->add_flag("--real-sm-count", opt->real_sm_count,
+                "Tell the program the device's real SM count (cuDeviceGetAttribute, the device's "
+                "SM resource) instead of its partition's, which it is told by default");
   add_device_option(*cmd, opt->device);
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   add_output_options(*cmd, opt->output,
                      {"Write everything, every run included, to this file",
                       "Write one row per timed run to this file",
-                      "Write a plot of time and speed-up against SMs to this file",
+                      "Write a plot of the figure and its speed-up against SMs to this file",
                       "Write the report as markdown to this file",
                       "Run nothing: report a run saved with --json again (table, --csv, --svg)"});
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_option("PROGRAM", opt->program, "The program and its arguments, after --");
   cmd->allow_extras(); // named in run_scale's message instead of CLI11's
-  cmd->footer("Example: greenctx scale --sms 8,16,32,64,132 --svg scale.svg -- ./gemm 8192\n"
-              "Times are wall times of the whole program, start-up included. Exit 1 when a run "
-              "fails or the program never uses CUDA.");
-  cmd->callback([opt, sms, cmd, &run] {
+  cmd->footer(
+      "Examples: greenctx scale --sms 8,16,32,64,132 --svg scale.svg -- ./gemm 8192\n"
+      "  greenctx scale --metric gpu-time -- python3 train.py\n"
+      "  greenctx scale --metric 'regex:([0-9.]+) tokens/s' --metric-unit tokens/s -- ./serve\n"
+      "The default figure, wall, includes the program's start-up (imports, loading, context "
+      "creation); the report warns when that may be what the curve shows: the fewest SMs' "
+      "median within 1.3x of the unconfined one while the device has 4x as many SMs or more. "
+      "Then measure --metric gpu-time, or a time the program prints. Exit 1 when a run fails, "
+      "gives no figure, or the program never uses CUDA; exit 2 for bad options (a bad --metric "
+      "too), before anything runs.");
+  cmd->callback([opt, sms, cmd, metric, unit, higher, lower, &run] {
     opt->sms_given = sms->count() > 0;
+    opt->metric_unit_given = unit->count() > 0;
+    opt->metric_given = metric->count() + unit->count() + higher->count() + lower->count() > 0;
     opt->extras = cmd->remaining();
     run = [opt] { return run_scale(*opt); };
   });

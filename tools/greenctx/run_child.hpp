@@ -1,8 +1,12 @@
 // Running an unmodified program confined to N SMs (greenctx run, greenctx scale): the preload
 // library (tools/preload) confines the program's CUDA work; the CLI only checks the request, sets
 // the environment of tools/run_protocol.hpp and starts the program. `greenctx run` becomes the
-// program (exec_confined); `greenctx scale` times many runs as children (run_child).
+// program (exec_confined); `greenctx scale` times many runs as children (run_child). Defined in
+// run_child.cpp, preload_library.cpp (finding and loading the library) and child_tee.cpp (a
+// child's stdout teed); the report file is run_report.hpp's.
 #pragma once
+
+#include "run_report.hpp"
 
 #include <functional>
 #include <optional>
@@ -16,18 +20,19 @@ struct confinement {
   unsigned sms = 0; ///< 0: do not confine (the unconfined baseline)
   int device = 0;
   bool ignore_coscheduling = false;
+  /// The preload library times the program's GPU phase (run_report::first_work_ns and
+  /// last_sync_ns). With sms 0 too: then the library is loaded in measure-only mode
+  /// (GREENCTX_RUN_MEASURE without GREENCTX_RUN_SMS) and confines nothing.
+  bool measure = false;
+  /// The program is told the device's SM count, not its partition's (GREENCTX_RUN_REAL_SM_COUNT;
+  /// confined runs only: an unconfined program sees the device's anyway).
+  bool real_sm_count = false;
 };
 
-/// What the preload library reported, summed over every process of the program (the report file
-/// of tools/run_protocol.hpp: one JSON line per process).
-struct run_report {
-  bool cuda_used = false;            ///< some process called the CUDA driver
-  std::vector<int> confined_devices; ///< ordinals that got a confined context, ascending
-  unsigned green_contexts = 0;       ///< green contexts the library created
-  unsigned blocking_streams = 0;     ///< blocking streams it emulated
-  unsigned per_thread_streams = 0;   ///< per-thread default streams it provided
-  std::vector<std::string> problems; ///< what could not be kept, each once, sorted
-  unsigned processes = 0;            ///< report lines read
+/// Where a child's stdout goes.
+enum class child_output {
+  inherit, ///< greenctx's own stdout, untouched
+  tee,     ///< a pipe greenctx reads: copied to greenctx's stdout and kept in child_result::out
 };
 
 /// How a child ended, and its report.
@@ -35,7 +40,8 @@ struct child_result {
   int exit_code = 0; ///< valid when signal == 0
   int signal = 0;    ///< the signal that ended it, or 0
   double wall_s = 0; ///< from start to exit
-  run_report report; ///< empty for an unconfined run (no preload library)
+  run_report report; ///< empty when the preload library was not loaded (unconfined, no measure)
+  std::string out;   ///< with child_output::tee: what the program wrote to stdout (its last 16 MiB)
 };
 
 /// Checks `c` against device `c.device` before anything runs: N must be a size one split gives
@@ -70,19 +76,10 @@ int check_in_child(const std::function<void()> &check);
 /// request_error when it is not an executable file.
 std::string find_program(const std::string &program);
 
-/// Creates an empty report file in $TMPDIR (else /tmp) with mkstemp, named after this process
-/// (greenctx-run-PID-XXXXXX), and returns its path; first removes this user's report files whose
-/// process is gone (a program that ended by _exit or a signal leaves its report behind). Throws
-/// error when it cannot create one.
-std::string make_report_file();
-
 /// Replaces the process with `program` (a path, from find_program) run with `argv` (argv[0] as
 /// given) and the current environment; a file the kernel refuses as ENOEXEC (a script without
 /// "#!") runs under /bin/sh, as execvp does. Returns errno when nothing could be executed.
 int exec_program(const std::string &program, const std::vector<std::string> &argv);
-
-/// Reads a report file (tools/run_protocol.hpp): lines that are not JSON objects are skipped.
-run_report read_report(const std::string &path);
 
 /// The protocol's variables (tools/run_protocol.hpp) present in the environment: what
 /// `greenctx run` and run_child remove before they set their own.
@@ -90,13 +87,18 @@ std::vector<std::string> protocol_variables_in_environment();
 
 /// Runs argv[0] with argv as a child (fork + execve), its stdin, stdout and stderr those of
 /// greenctx, under `c` (the preload library and the protocol's variables in its environment;
-/// nothing of the kind when c.sms == 0), and waits for it. Signals: SIGINT, SIGTERM, SIGHUP and
-/// SIGQUIT that greenctx receives are passed on to the child, except those greenctx inherited as
-/// ignored (they stay ignored, in the child too) and those a terminal sent (si_code SI_KERNEL:
-/// the terminal signalled the whole foreground process group, the child included, so it gets
-/// each signal once). SIGCHLD is at its default while waiting (waitpid works even when greenctx
-/// was started with SIGCHLD ignored), and the child gets the disposition greenctx inherited.
-/// Reads and removes the report file when confined. Throws error when the program cannot start.
-child_result run_child(const std::vector<std::string> &argv, const confinement &c);
+/// nothing of the kind when c.sms == 0 and not c.measure), and waits for it. With
+/// child_output::tee its stdout is a pipe that greenctx copies to its own stdout as it comes and
+/// keeps in child_result::out; output that processes the program left behind write after it
+/// exits is not waited for (its end is noticed within 50 ms of silence on the pipe). Signals:
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT that greenctx receives are passed on to the child, except
+/// those greenctx inherited as ignored (they stay ignored, in the child too) and those a terminal
+/// sent (si_code SI_KERNEL: the terminal signalled the whole foreground process group, the child
+/// included, so it gets each signal once). SIGCHLD is at its default while waiting (waitpid works
+/// even when greenctx was started with SIGCHLD ignored), and the child gets the disposition
+/// greenctx inherited. Reads and removes the report file when the library was loaded. Throws error
+/// when the program cannot start.
+child_result run_child(const std::vector<std::string> &argv, const confinement &c,
+                       child_output output = child_output::inherit);
 
 } // namespace greenctx::cli

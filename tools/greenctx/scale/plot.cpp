@@ -1,4 +1,4 @@
-// The SVG plot of `greenctx scale`: median wall time against SM count, and the speed-up.
+// The SVG plot of `greenctx scale`: the median figure against SM count, and the speed-up.
 #include "report/svg.hpp"
 #include "scale/report.hpp"
 
@@ -9,26 +9,44 @@
 
 namespace greenctx::cli::scale {
 
+namespace {
+
+// Characters of a line of `font_px` text that fit in `width_px`: the average advance of sans-serif
+// text is about 0.55 em (0.6 em bold); command lines are mostly narrow lower-case letters, so
+// this errs on the side of cutting.
+std::size_t fitting_chars(double width_px, double font_px, bool bold) {
+  return static_cast<std::size_t>(width_px / (font_px * (bold ? 0.6 : 0.55)));
+}
+
+} // namespace
+
 std::string to_svg(const results &r, const nlohmann::json &env) {
   const auto sums = summarize(r);
-  const time_unit unit = unit_for(sums);
+  const figure_unit unit = unit_for(r.measure, largest_figure(sums));
   const double width = 820, left = 90, right = 190, plot_w = width - left - right;
-  const double top1 = 100, h1 = 300, top2 = top1 + h1 + 90, h2 = 240, height = top2 + h2 + 60;
+  const std::string warning = startup_warning(r, sums);
+  const double top1 = 118, h1 = 300, top2 = top1 + h1 + 90, h2 = 240;
+  const double height = top2 + h2 + (warning.empty() ? 60 : 84);
   const double x_max = std::max(1u, r.device_sms);
   const auto x = [&](double sms) { return left + plot_w * sms / x_max; };
   const svg::text_style orange{"#e67e22"};
   const svg::stroke_style orange_dashed{"#e67e22", 0, "6 4"};
 
-  std::string title = program_text(r.program);
-  if (title.size() > 90)
-    title = title.substr(0, 87) + "...";
+  // The heading's text starts 20 px in (svg::document::heading), at 17 px bold and 13 px.
+  const double text_w = width - 40;
+  const auto fit = [&](const std::string &text) {
+    return elide(text, fitting_chars(text_w, 13, false));
+  };
   svg::document doc(width, height);
-  doc.heading("greenctx scale: " + title,
-              {fmt::format("{} ({} SMs), driver CUDA {}, {}", env.value("gpu", "?"), r.device_sms,
-                           env.value("driver_version", "?"), env.value("date", "?")),
-               fmt::format("wall time of the whole program, median of {} run{} per SM count; "
-                           "whiskers min..max",
-                           r.repeat, r.repeat == 1 ? "" : "s")});
+  doc.heading(
+      elide("greenctx scale: " + program_text(r.program), fitting_chars(text_w, 17, true)),
+      {fit(fmt::format("{} ({} SMs), driver CUDA {}, {}", env.value("gpu", "?"), r.device_sms,
+                       env.value("driver_version", "?"), env.value("date", "?"))),
+       fit(fmt::format("{}, {}, {} is better; median of {} run{}, whiskers min..max",
+                       r.measure.description(), unit.name,
+                       r.measure.direction == better::lower ? "lower" : "higher", r.repeat,
+                       r.repeat == 1 ? "" : "s"))});
+  doc.text(20, 86, fit(sm_count_note(r)), {"#555"}); // a third line under the heading's two
 
   // The SM axis, under both panels.
   const double x_step = nice_step(x_max, 8);
@@ -41,27 +59,24 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
     doc.text(left + plot_w / 2, top + h + 34, "SMs", {"#333", "middle"});
   };
 
-  // Panel 1: median wall time.
-  double t_max = 0;
-  for (const auto &p : sums)
-    t_max = std::max(t_max, p.time.max);
+  // Panel 1: the median figure.
+  const double t_max = largest_figure(sums);
   if (t_max <= 0) {
     doc.text(left, top1 + 20, "no run succeeded: nothing to plot", {"#c0392b"});
     return doc.finish();
   }
-  const double t_step = nice_step(t_max * unit.per_second, 5);
-  const double t_top = std::ceil(t_max * unit.per_second * 1.05 / t_step) * t_step;
-  const auto yt = [&](double seconds) {
-    return top1 + h1 * (1 - seconds * unit.per_second / t_top);
-  };
-  doc.panel_title(top1 - 12, fmt::format("Median wall time ({})", unit.name));
+  const double t_step = nice_step(t_max * unit.per_figure, 5);
+  const double t_top = std::ceil(t_max * unit.per_figure * 1.05 / t_step) * t_step;
+  const auto yt = [&](double figure) { return top1 + h1 * (1 - figure * unit.per_figure / t_top); };
+  doc.panel_title(top1 - 12, elide(fmt::format("Median {} ({})", r.measure.short_name(), unit.name),
+                                   fitting_chars(text_w, 15, true)));
   for (double v = 0; v <= t_top + 1e-9; v += t_step)
-    doc.y_tick(left, left + plot_w, yt(v / unit.per_second), fmt::format("{:g}", v));
+    doc.y_tick(left, left + plot_w, yt(v / unit.per_figure), fmt::format("{:g}", v));
   sm_axis(top1, h1);
   const point *base = baseline_point(r);
   const std::size_t base_index = base ? static_cast<std::size_t>(base - r.points.data()) : 0;
-  if (base && sums[base_index].time.count) {
-    const auto &b = sums[base_index].time;
+  if (base && sums[base_index].figure.count) {
+    const auto &b = sums[base_index].figure;
     doc.rect(left, yt(b.max), plot_w, std::max(1.0, yt(b.min) - yt(b.max)), "#e67e22", 0.12);
     doc.line(left, left + plot_w, yt(b.p50), yt(b.p50), orange_dashed);
     doc.text(left + plot_w + 8, yt(b.p50) + 4,
@@ -69,7 +84,7 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
   }
   std::vector<std::pair<double, double>> medians;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const auto &t = sums[i].time;
+    const auto &t = sums[i].figure;
     if (r.points[i].baseline || t.count == 0)
       continue;
     const double px = x(r.points[i].sms);
@@ -110,8 +125,10 @@ std::string to_svg(const results &r, const nlohmann::json &env) {
     if (!r.points[i].baseline && sums[i].vs_smallest)
       speedups.emplace_back(x(r.points[i].sms), ys(*sums[i].vs_smallest));
   doc.series(speedups, "#27ae60");
+  if (!warning.empty())
+    doc.text(20, height - 32, fit("warning: " + warning), {"#e67e22"});
   if (!r.complete())
-    doc.text(20, height - 14, "FAILED: " + r.failure, {"#c0392b"});
+    doc.text(20, height - 14, fit("FAILED: " + r.failure), {"#c0392b"});
   return doc.finish();
 }
 

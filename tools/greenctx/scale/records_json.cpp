@@ -6,21 +6,32 @@ namespace greenctx::cli::scale {
 namespace {
 
 nlohmann::json run_json(const run_record &r) {
-  return {{"repeat", r.repeat},
-          {"wall_s", r.wall_s},
-          {"exit_code", r.exit_code},
-          {"signal", r.signal},
-          {"end", describe_end(r.exit_code, r.signal)},
-          {"cuda_used", r.cuda_used},
-          {"confined_devices", r.confined_devices},
-          {"green_contexts", r.green_contexts},
-          {"problems", r.problems}};
+  nlohmann::json j{{"repeat", r.repeat},
+                   {"wall_s", r.wall_s},
+                   {"figure", optional_json(r.figure)},
+                   {"exit_code", r.exit_code},
+                   {"signal", r.signal},
+                   {"end", describe_end(r.exit_code, r.signal)},
+                   {"cuda_used", r.cuda_used},
+                   {"confined_devices", r.confined_devices},
+                   {"green_contexts", r.green_contexts},
+                   {"problems", r.problems}};
+  if (!r.no_figure.empty())
+    j["no_figure"] = r.no_figure;
+  return j;
 }
 
-run_record run_from_json(const nlohmann::json &j, int device) {
+run_record run_from_json(const nlohmann::json &j, int device, const metric &m) {
   run_record r;
   r.repeat = j.at("repeat");
   r.wall_s = j.at("wall_s");
+  if (const auto f = j.find("figure"); f != j.end()) {
+    if (!f->is_null())
+      r.figure = f->get<double>();
+  } else if (m.kind == metric_kind::wall) {
+    r.figure = r.wall_s; // written before --metric: the figure was the wall time
+  }
+  r.no_figure = j.value("no_figure", "");
   r.exit_code = j.at("exit_code");
   r.signal = j.at("signal");
   r.cuda_used = j.at("cuda_used");
@@ -38,6 +49,37 @@ run_record run_from_json(const nlohmann::json &j, int device) {
   return r;
 }
 
+nlohmann::json metric_json(const metric &m) {
+  const std::string spec = m.spec();
+  nlohmann::json j{{"kind", spec.substr(0, spec.find(':'))}, // wall, gpu-time, regex, json
+                   {"spec", spec},
+                   {"unit", m.unit},
+                   {"higher_is_better", m.direction == better::higher},
+                   {"description", m.description()}};
+  if (m.kind == metric_kind::regex)
+    j["pattern"] = m.source;
+  if (m.kind == metric_kind::json)
+    j["key"] = m.source;
+  return j;
+}
+
+metric metric_from_json(const nlohmann::json &j) {
+  // An unknown kind throws out_of_range ("key 'x' not found"), as a missing field does.
+  static const nlohmann::json kinds = {{"wall", metric_kind::wall},
+                                       {"gpu-time", metric_kind::gpu_time},
+                                       {"regex", metric_kind::regex},
+                                       {"json", metric_kind::json}};
+  metric m;
+  m.kind = kinds.at(j.at("kind").get<std::string>()).get<metric_kind>();
+  if (m.kind == metric_kind::regex)
+    m.source = j.at("pattern");
+  if (m.kind == metric_kind::json)
+    m.source = j.at("key");
+  m.unit = j.at("unit");
+  m.direction = j.at("higher_is_better").get<bool>() ? better::higher : better::lower;
+  return m;
+}
+
 } // namespace
 
 nlohmann::json to_json(const results &r, const nlohmann::json &env) {
@@ -45,6 +87,7 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
   nlohmann::json j;
   j["environment"] = env;
   j["program"] = r.program;
+  j["metric"] = metric_json(r.measure);
   std::vector<unsigned> counts;
   for (const auto &p : r.points)
     if (!p.baseline)
@@ -55,7 +98,8 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
                  {"repeat", r.repeat},
                  {"warmup", r.warmup},
                  {"warmup_sms", r.warmup_sms},
-                 {"sms", counts}};
+                 {"sms", counts},
+                 {"sm_count_told", r.real_sm_count ? "device" : "partition"}};
   j["warmups"] = nlohmann::json::array();
   for (const auto &w : r.warmups)
     j["warmups"].push_back(run_json(w));
@@ -64,8 +108,10 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
     const auto &p = r.points[i];
     nlohmann::json pj{{"sms", p.sms},
                       {"unconfined", p.baseline},
-                      {"samples_s", p.samples()},
-                      {"summary_s", summary_json(sums[i].time)},
+                      {"samples", p.samples()},
+                      {"summary", summary_json(sums[i].figure)},
+                      {"samples_s", p.wall_samples()},
+                      {"summary_s", summary_json(sums[i].wall)},
                       {"speedup_vs_smallest", optional_json(sums[i].vs_smallest)},
                       {"speedup_vs_unconfined", optional_json(sums[i].vs_baseline)},
                       {"status", sums[i].status}};
@@ -82,6 +128,8 @@ nlohmann::json to_json(const results &r, const nlohmann::json &env) {
 results from_json(const nlohmann::json &j) {
   results r;
   r.program = j.at("program").get<std::vector<std::string>>();
+  if (const auto m = j.find("metric"); m != j.end())
+    r.measure = metric_from_json(*m);
   const auto &c = j.at("config");
   r.device = c.at("device");
   r.device_sms = c.at("device_sms");
@@ -89,14 +137,16 @@ results from_json(const nlohmann::json &j) {
   r.repeat = c.at("repeat");
   r.warmup = c.at("warmup");
   r.warmup_sms = c.at("warmup_sms");
+  // Before the preload library told programs their partition's SM count, they saw the device's.
+  r.real_sm_count = c.value("sm_count_told", "device") == "device";
   for (const auto &w : j.at("warmups"))
-    r.warmups.push_back(run_from_json(w, r.device));
+    r.warmups.push_back(run_from_json(w, r.device, r.measure));
   for (const auto &pj : j.at("points")) {
     point p;
     p.sms = pj.at("sms");
     p.baseline = pj.at("unconfined");
     for (const auto &run : pj.at("runs"))
-      p.runs.push_back(run_from_json(run, r.device));
+      p.runs.push_back(run_from_json(run, r.device, r.measure));
     r.points.push_back(std::move(p));
   }
   if (!j.at("failure").is_null())

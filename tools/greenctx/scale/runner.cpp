@@ -13,11 +13,11 @@ namespace greenctx::cli::scale {
 namespace {
 
 // Why a run makes the whole measurement meaningless, or "" when it does not.
-std::string run_failure(const point &p, const child_result &c, int device) {
+std::string run_failure(const point &p, const child_result &c, const run_record &rec, int device) {
   if (c.signal != 0 || c.exit_code != 0)
     return "ended with " + describe_end(c.exit_code, c.signal);
   if (p.baseline)
-    return {};
+    return rec.no_figure;
   if (!c.report.cuda_used)
     return "the program never used CUDA (the preload library saw no CUDA call), so its times "
            "cannot depend on the SMs it is given and mean nothing here";
@@ -27,18 +27,46 @@ std::string run_failure(const point &p, const child_result &c, int device) {
                        "ran on the {} SMs (does it use another GPU? check --device and "
                        "CUDA_VISIBLE_DEVICES)",
                        device, p.sms);
-  return {};
+  return rec.no_figure;
 }
 
-run_record record_of(const child_result &c, unsigned repeat) {
-  return {repeat,
-          c.wall_s,
-          c.exit_code,
-          c.signal,
-          c.report.cuda_used,
-          c.report.confined_devices,
-          c.report.green_contexts,
-          c.report.problems};
+// The run's figure under `m`, or why it has none.
+extracted figure_of(const metric &m, const child_result &c) {
+  switch (m.kind) {
+  case metric_kind::wall:
+    return {c.wall_s, {}};
+  case metric_kind::gpu_time:
+    return gpu_phase_figure(c.report.processes, c.report.first_work_ns, c.report.last_sync_ns);
+  case metric_kind::regex:
+  case metric_kind::json:
+    break;
+  }
+  return figure_from_stdout(m, c.out);
+}
+
+run_record record_of(const child_result &c, unsigned repeat, const metric &m) {
+  run_record r;
+  r.repeat = repeat;
+  r.wall_s = c.wall_s;
+  r.exit_code = c.exit_code;
+  r.signal = c.signal;
+  r.cuda_used = c.report.cuda_used;
+  r.confined_devices = c.report.confined_devices;
+  r.green_contexts = c.report.green_contexts;
+  r.problems = c.report.problems;
+  if (r.ok()) { // a run that failed has no figure worth keeping, nor a reason to give for it
+    extracted f = figure_of(m, c);
+    r.figure = f.value;
+    r.no_figure = std::move(f.why_not);
+  }
+  return r;
+}
+
+// "12.345 s", or with another figure "12.345 s wall; GPU phase: 1.5 s".
+std::string progress_text(const metric &m, const run_record &rec) {
+  if (m.kind == metric_kind::wall || !rec.figure)
+    return fmt::format("{:.3f} s", rec.wall_s);
+  return fmt::format("{:.3f} s wall; {}: {:g} {}", rec.wall_s, m.short_name(), *rec.figure, m.unit);
 }
 
 } // namespace
@@ -57,19 +85,23 @@ bool run_points(results &r, bool quiet) {
     if (!quiet)
       std::fprintf(stderr, "greenctx scale: run %zu of %zu (%s)\n", done, total, what.c_str());
     std::fflush(stdout);
-    const confinement c{p.baseline ? 0u : p.sms, r.device, r.ignore_coscheduling};
-    const child_result result = run_child(r.program, c);
-    into.push_back(record_of(result, repeat));
+    confinement c{p.baseline ? 0u : p.sms, r.device, r.ignore_coscheduling};
+    c.measure = r.measure.reads_report(); // the baseline too: then the library confines nothing
+    c.real_sm_count = r.real_sm_count;
+    const child_result result = run_child(
+        r.program, c, r.measure.reads_stdout() ? child_output::tee : child_output::inherit);
+    into.push_back(record_of(result, repeat, r.measure));
     for (const auto &problem :
          result.report.problems) // each once: the same one comes back every run
       if (reported.insert(problem).second)
         print_error(fmt::format("run {} ({}): not confined: {}", done, what, problem));
-    if (const std::string why = run_failure(p, result, r.device); !why.empty()) {
+    if (const std::string why = run_failure(p, result, into.back(), r.device); !why.empty()) {
       r.failure = fmt::format("run {} of {} ({}): {}", done, total, what, why);
       return false;
     }
     if (!quiet)
-      std::fprintf(stderr, "greenctx scale: run %zu of %zu: %.3f s\n", done, total, result.wall_s);
+      std::fprintf(stderr, "greenctx scale: run %zu of %zu: %s\n", done, total,
+                   progress_text(r.measure, into.back()).c_str());
     return true;
   };
 
