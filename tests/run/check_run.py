@@ -5,6 +5,8 @@ deterministic results on stdout; anything about time or SMs goes to stderr or to
 
     check_run.py --cli PATH --sms N [--devices all|0,1] [--tolerance REL] [--smid]
                  [--expect-report-clean] [--timeout S] [--name NAME] [--out-dir DIR]
+                 [--stderr-match RE]... [--confined-exit N] [--confined-stdout-match RE]...
+                 [--confined-stderr-match RE]... [--sm-count-file PATH]
                  -- PROGRAM ARGS...
 
   --tolerance REL   stdouts are compared token by token: every floating-point number within REL
@@ -21,6 +23,18 @@ deterministic results on stdout; anything about time or SMs goes to stderr or to
   --devices D       passed to `greenctx run` (the devices to confine; the SM check covers these;
                     default: all devices).
   --out-dir DIR     keeps each run's stdout and stderr there (NAME.plain.stdout, ...).
+  --stderr-match RE every run's stderr must match the regular expression RE (re.search,
+                    multi-line), e.g. a verdict the program gives on stderr.
+  --confined-exit N the runs under greenctx must exit N (default 0; the plain run must exit 0).
+                    With N other than 0 their stdout is not compared with the plain run's: say what
+                    it must show with --confined-stdout-match.
+  --confined-stdout-match RE, --confined-stderr-match RE
+                    the stdout (stderr) of every run under greenctx must match RE.
+  --sm-count-file PATH
+                    a file the program writes ('{run}' in PATH as in its arguments): lines
+                    "ROUTE VALUE", the SM counts the program read ('#' lines are notes). Every
+                    value must be N in the runs under greenctx and the device's own count (`greenctx
+                    info --json`, sm_count) in the plain run.
 
 '{run}' in PROGRAM ARGS becomes plain, confined or strict (e.g. --json out-{run}.json).
 
@@ -209,6 +223,60 @@ def device_flag(cli):
     return "--device"
 
 
+def device_sm_count(cli):
+    """The first device's SM count by `greenctx info --json`, or None."""
+    try:
+        r = subprocess.run([cli, "info", "--json"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        return int(json.loads(r.stdout)["sm_count"])
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_sm_counts(path):
+    """[(route, value)] from a file of "ROUTE VALUE" lines ('#' lines are notes); or raises."""
+    routes = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            fields = line.split()
+            if len(fields) != 2:
+                raise ValueError(f"{path}:{n}: expected 'ROUTE VALUE', got {line!r}")
+            try:
+                routes.append((fields[0], int(fields[1])))
+            except ValueError:
+                raise ValueError(f"{path}:{n}: not a number: {line!r}") from None
+    if not routes:
+        raise ValueError(f"{path}: no route")
+    return routes
+
+
+def check_sm_count_files(args, runs, record):
+    """Problems with the SM counts the runs read: N under greenctx, the device's own plain."""
+    problems = []
+    real = device_sm_count(args.cli)
+    if real is None:
+        return ["`greenctx info --json` gave no sm_count: the plain run's counts are unchecked"]
+    record["sm_counts"] = {}
+    for r in runs:
+        want = real if r.kind == "plain" else args.sms
+        path = args.sm_count_file.replace("{run}", r.kind)
+        try:
+            routes = read_sm_counts(path)
+        except (OSError, ValueError) as e:
+            problems.append(f"--sm-count-file: {e}")
+            continue
+        record["sm_counts"][r.kind] = dict(routes)
+        wrong = [f"{name} {value}" for name, value in routes if value != want]
+        print(f"  {r.kind}: {len(routes)} SM-count routes, "
+              f"{'all ' + str(want) if not wrong else 'wrong: ' + ', '.join(wrong)}")
+        if wrong:
+            problems.append(f"the {r.kind} run read SM counts other than {want}: "
+                            + ", ".join(wrong))
+    return problems
+
+
 def tail(text, lines=40):
     parts = text.rstrip("\n").splitlines()
     return "\n".join(("    " + x) for x in parts[-lines:])
@@ -228,6 +296,11 @@ def parse(argv):
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     p.add_argument("--name")
     p.add_argument("--out-dir")
+    p.add_argument("--stderr-match", action="append", default=[], metavar="RE")
+    p.add_argument("--confined-exit", type=int, default=0, metavar="N")
+    p.add_argument("--confined-stdout-match", action="append", default=[], metavar="RE")
+    p.add_argument("--confined-stderr-match", action="append", default=[], metavar="RE")
+    p.add_argument("--sm-count-file", metavar="PATH")
     args = p.parse_args(argv[:i])
     args.program = argv[i + 1:]
     if not args.program:
@@ -236,6 +309,12 @@ def parse(argv):
         p.error("--sms must be positive")
     if args.tolerance is not None and not 0 <= args.tolerance < 1:
         p.error("--tolerance is relative: 0 <= REL < 1")
+    for pattern in (args.stderr_match + args.confined_stdout_match +
+                    args.confined_stderr_match):
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            p.error(f"bad regular expression {pattern!r}: {e}")
     if not args.name:
         prog = args.program
         is_python = os.path.basename(prog[0]).startswith("python") and len(prog) > 1
@@ -294,6 +373,11 @@ def main(argv):
         return cmd + ["--"] + prog
 
     kinds = ["plain", "confined"] + (["strict"] if args.expect_report_clean else [])
+    for kind in kinds if args.sm_count_file else ():  # no file of an earlier check is read
+        try:
+            os.remove(args.sm_count_file.replace("{run}", kind))
+        except OSError:
+            pass
     runs = []
     print(f"check_run: {args.name}: greenctx run --sms {args.sms}"
           f"{' --devices ' + args.devices if args.devices else ''} -- "
@@ -323,12 +407,21 @@ def main(argv):
     plain = runs[0]
     problems = []
     for r in runs[1:]:
-        if r.rc != 0:
+        if r.rc != args.confined_exit:
             what = f"the {r.kind} run failed ({r.exit_text()})"
+            if args.confined_exit != 0:
+                what = f"the {r.kind} run gave {r.exit_text()}, not exit {args.confined_exit}"
             if r.rc == STRICT_EXIT:
                 what += ": --strict stopped it, a CUDA guarantee could not be kept"
             problems.append(what)
             print(f"  {r.kind} run's stderr:\n{tail(r.stderr) if r.stderr.strip() else '    (empty)'}")
+        for stream, patterns in (("stdout", args.confined_stdout_match),
+                                 ("stderr", args.confined_stderr_match)):
+            problems += [f"the {r.kind} run's {stream} does not match {pat!r}" for pat in patterns
+                         if not re.search(pat, getattr(r, stream), re.MULTILINE)]
+        if args.confined_exit != 0:
+            print(f"  {r.kind}: exit {args.confined_exit} expected; stdout not compared")
+            continue
         diffs = compare(plain.stdout, r.stdout, args.tolerance)
         record[f"stdout_equal_{r.kind}"] = not diffs
         if diffs:
@@ -343,6 +436,14 @@ def main(argv):
         else:
             print(f"  {r.kind}: stdout "
                   f"{'identical' if args.tolerance is None else 'equal within ' + str(args.tolerance)}")
+
+    for r in runs:
+        missed = [pat for pat in args.stderr_match if not re.search(pat, r.stderr, re.MULTILINE)]
+        problems += [f"the {r.kind} run's stderr does not match {pat!r}" for pat in missed]
+        if missed:
+            print(f"  {r.kind} run's stderr:\n{tail(r.stderr, 10) or '    (empty)'}")
+    if args.sm_count_file:
+        problems += check_sm_count_files(args, runs, record)
 
     if args.smid:
         try:
@@ -367,8 +468,10 @@ def main(argv):
     if problems:
         return finish("fail", problems[0] + (f" (and {len(problems) - 1} more)"
                                               if len(problems) > 1 else ""), problems, runs)
-    return finish("pass", f"plain and confined on {args.sms} SMs agree"
-                  + (", --strict clean" if args.expect_report_clean else ""), runs=runs)
+    what = (f"plain and confined on {args.sms} SMs agree" if args.confined_exit == 0 else
+            f"confined on {args.sms} SMs exits {args.confined_exit} as expected")
+    return finish("pass", what + (", --strict clean" if args.expect_report_clean else ""),
+                  runs=runs)
 
 
 if __name__ == "__main__":
