@@ -5,6 +5,21 @@
 # (default build/; scripts/stage-gpu.sh makes a small stripped one, build-gpu/, to carry).
 #
 #   scripts/gpu-check.sh            everything: tests, CLI checks (ctest -L gpu), demo, benchmarks
+#
+# GPU_CHECK_GROUPS picks groups of steps (default: all of them), so that the whole check can be
+# spread over several calls of a lent machine's 10-minute command limit:
+#   tests      the GPU, compat, CPU, library, plan and no-driver test programs
+#   cli        the CLI's checks (tests/cli_gpu/checks.txt)
+#   semantics  CUDA's guarantees under greenctx run (scripts/semantics-check.sh)
+#   outside    programs and libraries nobody here wrote, plain and confined (outside-check.sh)
+#   compare    cuBLAS and PyTorch plain and on 16 SMs; scale on a GEMM, a memory-bound kernel and
+#              a PyTorch program (wall time, GPU phase, the number it prints)
+#   bench      greenctx bench, the overhead/repartition/pool benchmarks
+#   overhead   what confinement costs (scripts/overhead-check.sh)
+#   python     the Python module's check (scripts/gpu-check-python.sh)
+#   comm       the NCCL sweep (2 GPUs or more)
+# GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
+# out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-$PWD/gpu-check-out}"
@@ -13,6 +28,11 @@ log="$out/gpu-check.log"
 bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 failed=()
+groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside compare bench overhead python comm} "
+[ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }
+[ -n "${GPU_CHECK_SKIP_SEMANTICS:-}" ] && groups=${groups/ semantics / }
+[ -n "${GPU_CHECK_SKIP_PYTHON:-}" ] && groups=${groups/ python / }
+want() { [[ "$groups" == *" $1 "* ]]; }
 
 limit=${GPU_CHECK_STEP_TIMEOUT:-180} # seconds per step: a hang costs one step, not the lease
 step() { # step NAME COMMAND...: runs it, appends to the log, remembers failures
@@ -32,6 +52,8 @@ step() { # step NAME COMMAND...: runs it, appends to the log, remembers failures
   ldd "$cli"
 } 2>&1 | tee "$log"
 
+echo "groups:$groups" | tee -a "$log"
+if want tests; then
 step gpu-tests "$bin/tests/greenctx_gpu_tests" --gtest_output="json:$out/gpu-tests.json"
 # The CUDA 13.1 runtime API (cuda_compat.h) as guide-style CUDA code, then the work-queue test
 # again with 32 connections: the reported limit must follow CUDA_DEVICE_MAX_CONNECTIONS.
@@ -42,20 +64,32 @@ step cpu-tests env GREENCTX_CLI="$cli" GREENCTX_SOURCE_DIR="$PWD" "$bin/tests/gr
 step lib-tests "$bin/tests/greenctx_lib_tests"
 step plan-tests "$bin/tests/greenctx_plan_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
+fi
 # The CLI's checks (tests/cli_gpu/checks.txt: info, verify, split, run, scale refusals, examples,
 # demo), each a ctest cli_gpu.* with label gpu: a skip counts as a failure here.
-step_limit=$limit limit=${GPU_CHECK_CLI_TIMEOUT:-900}
-step cli-checks env OUT="$out/cli" GREENCTX_REQUIRE_GPU=1 GPU_CHECK_STEP_TIMEOUT="$step_limit" \
-  ctest --test-dir "$bin" -L gpu -R '^cli_gpu[.]' -V --no-tests=error \
-  --output-junit "$out/cli-checks.xml"
-limit=$step_limit
+if want cli; then
+  step_limit=$limit limit=${GPU_CHECK_CLI_TIMEOUT:-900}
+  step cli-checks env OUT="$out/cli" GREENCTX_REQUIRE_GPU=1 GPU_CHECK_STEP_TIMEOUT="$step_limit" \
+    ctest --test-dir "$bin" -L gpu -R '^cli_gpu[.]' -V --no-tests=error \
+    --output-junit "$out/cli-checks.xml"
+  limit=$step_limit
+fi
 # The CUDA guarantees under greenctx run (tests/run, docs/run-design.md): every program plain and
 # confined with the same output, --strict, thread churn, the cost of confinement.
-if [ -z "${GPU_CHECK_SKIP_SEMANTICS:-}" ]; then
+if want semantics; then
   step_limit=$limit limit=${GPU_CHECK_SEMANTICS_TIMEOUT:-1200}
   step semantics env OUT="$out/semantics" GREENCTX_BUILD="$bin" scripts/semantics-check.sh
   limit=$step_limit
 fi
+# Programs and libraries nobody here wrote (JAX, CuPy, numba-cuda, Triton, torch.compile,
+# transformers, cuda.core, CUDA IPC, cooperative and persistent kernels, clusters): plain and
+# confined, the same output; the numba check needs the numpy 2.2 wheel in .whl/.
+if want outside; then
+  step_limit=$limit limit=${GPU_CHECK_OUTSIDE_TIMEOUT:-1200}
+  step outside env OUT="$out/outside" GREENCTX_BUILD="$bin" scripts/outside-check.sh
+  limit=$step_limit
+fi
+if want compare; then
 wl="$bin/tests/greenctx_run_workload"
 # cuBLAS and PyTorch, confined and not: same checksum, slower on fewer SMs.
 compare() { # compare NAME UNCONFINED_CMD... -- : runs it plain and on 16 SMs, compares
@@ -75,9 +109,21 @@ for w in "gemm 8192 10" "memory 2048 20"; do
     --json "$out/scale/scale-$name.json" --csv "$out/scale/scale-$name.csv" \
     --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" -- "$wl" $w
 done
+# A PyTorch program whose wall time is mostly importing torch: the whole program's time, its GPU
+# phase, and the time it prints for its matmuls.
+for metric in wall gpu-time 'regex:matmuls: ([0-9.]+) s'; do
+  name=torch-${metric%%:*}
+  step "scale-$name" "$cli" scale --sms "${GPU_CHECK_TORCH_SCALE_SMS:-16,32,64}" \
+    --repeat "${GPU_CHECK_SCALE_REPEAT:-3}" --metric "$metric" \
+    --json "$out/scale/scale-$name.json" --csv "$out/scale/scale-$name.csv" \
+    --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" \
+    -- python3 bench/torch_matmuls.py
+done
+fi
 
-if [ -n "${GPU_CHECK_SKIP_BENCH:-}" ]; then
-  echo "benchmarks skipped (GPU_CHECK_SKIP_BENCH is set)" | tee -a "$log"
+if ! want bench; then
+  echo "benchmarks skipped (group bench not in GPU_CHECK_GROUPS, or GPU_CHECK_SKIP_BENCH set)" |
+    tee -a "$log"
 else
 # Benchmarks: results (JSON with raw samples, CSV, SVG, markdown) go to $out/results and are
 # packed into one archive at the end (the device tool returns at most 8 files).
@@ -121,8 +167,15 @@ step pool "$bin/bench/greenctx_pool_bench" --switches 1000000 --json "$res/pool.
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
 
+# What confinement costs: launch-bound work on all SMs, plain and confined, 10 rounds.
+if want overhead; then
+  step_limit=$limit limit=${GPU_CHECK_OVERHEAD_TIMEOUT:-600}
+  step overhead-check env OUT="$out/overhead" GREENCTX_BUILD="$bin" scripts/overhead-check.sh
+  limit=$step_limit
+fi
+
 # The Python module, its torch tests and the PyTorch example (builds the module on this machine).
-if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ] && [ -x scripts/gpu-check-python.sh ]; then
+if want python && [ -x scripts/gpu-check-python.sh ]; then
   step python env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT="${GPU_CHECK_PYTHON_STEP_TIMEOUT:-240}" \
     scripts/gpu-check-python.sh
 fi
@@ -132,7 +185,9 @@ fi
 # the pipeline is checked by cli_gpu.bench-comm-one-gpu-pipeline; the Python example runs in the
 # python step). NVLink multicast off unless NCCL_NVLS_ENABLE is set.
 ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-if [ "$ngpus" -ge 2 ]; then
+if ! want comm; then
+  :
+elif [ "$ngpus" -ge 2 ]; then
   res="$out/results"
   mkdir -p "$res"
   saved_limit=$limit limit=${GPU_CHECK_COMM_TIMEOUT:-900}

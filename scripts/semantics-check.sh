@@ -72,6 +72,11 @@ check stress --sms 16 --smid --expect-report-clean -- "$t/greenctx_run_stress"
 check two_devices --sms 64 --devices all --smid --expect-report-clean \
   -- "$t/greenctx_run_two_devices"
 check torch_train --sms 16 --tolerance 1e-5 --expect-report-clean -- python3 tests/run/torch_train.py
+# Told the device's real SM count: whatever depends on the SM count by design (PyTorch's CUDA
+# random numbers are drawn by a grid sized from it) is as plain, so confinement itself must change
+# nothing.
+check torch_train_real_sm_count --sms 16 --real-sm-count --tolerance 1e-5 --expect-report-clean \
+  -- python3 tests/run/torch_train.py
 check torch_graphs --sms 16 --tolerance 1e-5 --expect-report-clean \
   -- python3 tests/run/torch_graphs.py
 # Data-parallel training over every GPU (one process each, NCCL all-reduces; one process on one GPU).

@@ -6,7 +6,7 @@ deterministic results on stdout; anything about time or SMs goes to stderr or to
     check_run.py --cli PATH --sms N [--devices all|0,1] [--tolerance REL] [--smid]
                  [--expect-report-clean] [--timeout S] [--name NAME] [--out-dir DIR]
                  [--stderr-match RE]... [--confined-exit N] [--confined-stdout-match RE]...
-                 [--confined-stderr-match RE]... [--sm-count-file PATH]
+                 [--confined-stderr-match RE]... [--sm-count-file PATH] [--real-sm-count]
                  -- PROGRAM ARGS...
 
   --tolerance REL   stdouts are compared token by token: every floating-point number within REL
@@ -35,6 +35,10 @@ deterministic results on stdout; anything about time or SMs goes to stderr or to
                     "ROUTE VALUE", the SM counts the program read ('#' lines are notes). Every
                     value must be N in the runs under greenctx and the device's own count (`greenctx
                     info --json`, sm_count) in the plain run.
+  --real-sm-count   the runs under greenctx get `greenctx run --real-sm-count`: the program is
+                    told the device's SM count. For programs whose results depend on the SM
+                    count by design (PyTorch's CUDA random numbers): confinement itself must
+                    still change nothing.
 
 '{run}' in PROGRAM ARGS becomes plain, confined or strict (e.g. --json out-{run}.json).
 
@@ -301,6 +305,9 @@ def parse(argv):
     p.add_argument("--confined-stdout-match", action="append", default=[], metavar="RE")
     p.add_argument("--confined-stderr-match", action="append", default=[], metavar="RE")
     p.add_argument("--sm-count-file", metavar="PATH")
+    p.add_argument("--real-sm-count", action="store_true",
+                   help="confined runs get greenctx run --real-sm-count (the program is told the "
+                        "device's SM count, not the partition's)")
     args = p.parse_args(argv[:i])
     args.program = argv[i + 1:]
     if not args.program:
@@ -326,7 +333,7 @@ def main(argv):
     args = parse(argv)
     record = {"name": args.name, "program": args.program, "sms": args.sms,
               "devices": args.devices, "tolerance": args.tolerance, "smid": args.smid,
-              "strict": args.expect_report_clean,
+              "strict": args.expect_report_clean, "real_sm_count": args.real_sm_count,
               "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
     def finish(result, reason, problems=(), runs=()):
@@ -370,6 +377,8 @@ def main(argv):
             cmd += [device_flag(args.cli), args.devices]
         if kind == "strict":
             cmd.append("--strict")
+        if args.real_sm_count:
+            cmd.append("--real-sm-count")
         return cmd + ["--"] + prog
 
     kinds = ["plain", "confined"] + (["strict"] if args.expect_report_clean else [])
