@@ -10,7 +10,7 @@
 # --sms N, where the confined launch must fail with CUDA's error (exit 3) and greenctx must say why.
 # For the GPU machine: run from the repository root with a build folder (GREENCTX_BUILD, default
 # build/) holding tools/greenctx/greenctx, its preload library and tests/greenctx_run_*; numba gets
-# numpy 2.2 from .whl/numpy-2.2*.whl (numba-cuda 0.30 fails with numpy 2.5), installed into $OUT.
+# numpy 2.2 from .whl/numpy-2.2*.whl (numba-cuda 0.30 fails with numpy 2.5), installed into a temporary folder.
 # Writes under $OUT (or ./outside-out):
 #   summary.txt      the table printed last: one line per check
 #   outside.jsonl    check_run.py's JSON line per check
@@ -102,7 +102,7 @@ check jax_mlp --sms "$sms" --tolerance 1e-5 --expect-report-clean --stderr-match
   -- "$py" $o/jax_mlp.py
 check cupy_kernels --sms "$sms" --tolerance 1e-5 --smid --expect-report-clean \
   --stderr-match "$waited" -- "$py" $o/cupy_kernels.py
-np22="$out/numpy-2.2"
+np22="${TMPDIR:-/tmp}/greenctx-outside-numpy-2.2" # not under $OUT: results only there
 wheel=${OUTSIDE_NUMPY_WHEEL:-}
 for w in .whl/numpy-2.2*.whl; do [ -z "${OUTSIDE_NUMPY_WHEEL:-}" ] && [ -e "$w" ] && wheel=$w; done
 if ! wanted numba_kernels && ! wanted sm_count_numba; then
