@@ -131,7 +131,10 @@ check triton_kernels --sms "$sms" --tolerance 1e-5 --expect-report-clean \
   --stderr-match "$waited" -- "$py" $o/triton_kernels.py
 check torch_compile --sms "$sms" --tolerance 1e-5 --expect-report-clean \
   --stderr-match "$waited" -- "$py" $o/torch_compile.py
-check transformers_gpt2 --sms "$sms" --tolerance 1e-5 --expect-report-clean \
+# 30 fp32 training steps: cuBLAS picks other GEMM kernels for 16 SMs (it reads the SM count), and
+# the rounding differences grow with the steps (measured on the H200, 2026-12-01: 1.2e-5 relative
+# by step 30, tokens identical), hence 1e-4.
+check transformers_gpt2 --sms "$sms" --tolerance 1e-4 --expect-report-clean \
   --stderr-match "$waited" -- "$py" $o/transformers_gpt2.py
 check cuda_core_launch --sms "$sms" --smid --expect-report-clean --stderr-match "$waited" \
   -- "$py" $o/cuda_core_launch.py
