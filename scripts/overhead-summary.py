@@ -41,7 +41,10 @@ PAIRS = (
     ("hooks", "plain", "the hooks alone: the library loaded, nothing confined"),
 )
 # Whether each configuration's launches must be in a green context.
-EXPECT_GREEN = {"plain": False, "confined": True, "hooks": False, "own": True}
+# Under greenctx run the program is not told its stream is in a green context (cuStreamGetCtx_v2
+# names none: the program cannot tell it is confined); overhead-check.sh checks the library's own
+# summary instead.
+EXPECT_GREEN = {"plain": False, "confined": False, "hooks": False, "own": True}
 
 
 def spread(values):

@@ -399,7 +399,12 @@ template <std::size_t I, kind K, class Fn> struct entry;
 template <std::size_t I, kind K, class... A> struct entry<I, K, CUresult(CUDAAPI *)(A...)> {
   using fn = CUresult(CUDAAPI *)(A...);
   template <bool PerThread> static CUresult CUDAAPI call(A... a) {
-    return handle<K, PerThread, fn, A...>(I, a...);
+    const CUresult rc = handle<K, PerThread, fn, A...>(I, a...);
+    // With GREENCTX_PRELOAD_DEBUG, every failing call (but a query's "not ready") is traced.
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && config().debug)
+      debug("%s (ABI %d%s) returned %d", infos()[I].name, infos()[I].version,
+            PerThread ? ", per-thread" : "", static_cast<int>(rc));
+    return rc;
   }
 };
 
