@@ -26,7 +26,7 @@ inline constexpr const char *env_root_pid = "GREENCTX_RUN_ROOT_PID";
 inline constexpr const char *env_quiet = "GREENCTX_RUN_QUIET";
 /// "1": every hooked lookup, context switch and emulated stream on stderr.
 inline constexpr const char *env_debug = "GREENCTX_PRELOAD_DEBUG";
-/// "1": the library times the program's GPU work (field_first_work_ns, field_last_sync_ns) and
+/// "1": the library times the program's GPU phase (field_first_work_ns, field_last_sync_ns) and
 /// writes its report line even without GREENCTX_RUN_SMS, confining nothing: the unconfined
 /// baseline of `greenctx scale --metric gpu-time`.
 inline constexpr const char *env_measure = "GREENCTX_RUN_MEASURE";
@@ -53,13 +53,13 @@ inline constexpr const char *field_green_contexts = "green_contexts";
 inline constexpr const char *field_blocking_streams = "blocking_streams";
 /// Per-thread default streams the library provided (number).
 inline constexpr const char *field_per_thread_streams = "per_thread_streams";
-/// CLOCK_MONOTONIC nanoseconds when the process first submitted work to the GPU (a kernel launch,
-/// copy, memset, event record or graph launch), or 0 when it never did (number).
+/// CLOCK_MONOTONIC nanoseconds when the process first launched a kernel (or a graph), or 0 when it
+/// never did (number). Copies and memsets before it are loading, not the GPU phase.
 inline constexpr const char *field_first_work_ns = "first_work_ns";
 /// CLOCK_MONOTONIC nanoseconds when the process's last synchronization with the GPU returned (a
 /// stream, event or context synchronization, or a synchronous copy or memset), or 0 (number). The
-/// span from the first work to the last synchronization is the program's GPU phase, its start-up
-/// left out.
+/// span from the first kernel launch to the last synchronization is the program's GPU phase, its
+/// start-up left out.
 inline constexpr const char *field_last_sync_ns = "last_sync_ns";
 /// What could not be kept, each said once (array of strings).
 inline constexpr const char *field_problems = "problems";

@@ -823,7 +823,7 @@ TEST(Cli, ScaleMeasuresTheGpuPhase) {
                           "--json", json, "--", "sh", "-c", fake_cuda_program},
                          {fake_driver});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  EXPECT_TRUE(contains(r.out, "figure: GPU phase (first GPU work to last synchronization), s"))
+  EXPECT_TRUE(contains(r.out, "figure: GPU phase (first kernel launch to last synchronization), s"))
       << r;
   EXPECT_TRUE(contains(r.out, "2.000")) << "32/16 s at 16 SMs\n" << r;
   EXPECT_TRUE(contains(r.out, "0.242")) << "32/132 s unconfined: its library measured\n" << r;

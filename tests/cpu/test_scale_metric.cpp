@@ -171,7 +171,7 @@ TEST(ScaleMetric, GpuPhaseFromTheReport) {
   x = gpu_phase_figure(1, 100, 0);
   EXPECT_TRUE(contains(x.why_not, "never waited for it")) << x.why_not;
   x = gpu_phase_figure(1, 2'000'000'000, 1'000'000'000);
-  EXPECT_TRUE(contains(x.why_not, "1.000000 s before its first GPU work")) << x.why_not;
+  EXPECT_TRUE(contains(x.why_not, "1.000000 s before its first kernel launch")) << x.why_not;
 }
 
 // ---- records -----------------------------------------------------------------------------------
@@ -280,7 +280,7 @@ TEST(ScaleMetric, ReportsSayWhichFigureTheyShow) {
   const results r = make_results(parse("gpu-time"), {make_point(16, {0.8}), make_point(64, {0.2}),
                                                      make_point(132, {0.1}, true)});
   const std::string t = text_table(r, env);
-  EXPECT_TRUE(contains(t, "figure: GPU phase (first GPU work to last synchronization), ms, lower "
+  EXPECT_TRUE(contains(t, "figure: GPU phase (first kernel launch to last synchronization), ms, lower "
                           "is better"))
       << t;
   EXPECT_TRUE(contains(t, "median (ms)")) << t;
@@ -288,13 +288,13 @@ TEST(ScaleMetric, ReportsSayWhichFigureTheyShow) {
   EXPECT_TRUE(contains(t, "wall (s)")) << "the wall time beside another figure\n" << t;
   EXPECT_TRUE(contains(t, "10.800")) << t;
   const std::string md = markdown(r, env);
-  EXPECT_TRUE(contains(md, "figure: GPU phase (first GPU work to last synchronization)")) << md;
+  EXPECT_TRUE(contains(md, "figure: GPU phase (first kernel launch to last synchronization)")) << md;
   EXPECT_TRUE(contains(md, "| wall (s) |")) << md;
   const std::string csv = to_csv(r);
-  EXPECT_TRUE(contains(csv, ",0.8,s,GPU phase (first GPU work to last synchronization)\n")) << csv;
+  EXPECT_TRUE(contains(csv, ",0.8,s,GPU phase (first kernel launch to last synchronization)\n")) << csv;
   const std::string svg = to_svg(r, env);
   EXPECT_TRUE(contains(svg, "Median GPU phase (ms)")) << svg;
-  EXPECT_TRUE(contains(svg, "GPU phase (first GPU work to last synchronization), ms")) << svg;
+  EXPECT_TRUE(contains(svg, "GPU phase (first kernel launch to last synchronization), ms")) << svg;
 
   const results printed = make_results(parse("regex:took ([0-9.]+) ms", "ms"),
                                        {make_point(16, {80}), make_point(132, {10}, true)});

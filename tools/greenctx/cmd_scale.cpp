@@ -176,7 +176,7 @@ void add_scale(CLI::App &app, action &run) {
   auto *metric = cmd->add_option(
       "--metric", opt->metric,
       "The figure of each run: wall (the whole program's wall time, start-up included); "
-      "gpu-time (its GPU phase: from its first GPU work to its last synchronization, as the "
+      "gpu-time (its GPU phase: from its first kernel launch to its last synchronization, as the "
       "preload library sees it, in every process; the unconfined run loads the library too, "
       "confining nothing); 'regex:EXPR' (a number it prints on stdout: EXPR is an ECMAScript "
       "regular expression with exactly one capture group around the number, searched in each "

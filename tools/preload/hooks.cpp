@@ -26,6 +26,7 @@ namespace {
 enum class kind {
   submit,
   launch,
+  launch_graph,
   launch_ex,
   implicit,
   sync,
@@ -55,10 +56,11 @@ enum class kind {
   pointer_attributes,
 };
 
-// Kinds that submit work to the GPU (the first one starts the GPU phase) and kinds after which the
-// host has synchronized with it (the last one ends the phase): tools/run_protocol.hpp.
-constexpr bool submits(kind k) {
-  return k == kind::submit || k == kind::launch || k == kind::launch_ex || k == kind::implicit;
+// Kinds that launch kernels (the first starts the GPU phase: copies and memsets before it are
+// loading, not the program's GPU work) and kinds after which the host has synchronized with the
+// GPU (the last ends the phase): tools/run_protocol.hpp.
+constexpr bool launches(kind k) {
+  return k == kind::launch || k == kind::launch_ex || k == kind::launch_graph;
 }
 constexpr bool synchronizes(kind k) {
   return k == kind::sync || k == kind::host_sync || k == kind::implicit;
@@ -162,7 +164,8 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
       return fn(a...);
     before_legacy(*c);
     const CUresult rc = fn(a...);
-    if constexpr (K == kind::submit || K == kind::launch || K == kind::launch_ex)
+    if constexpr (K == kind::submit || K == kind::launch || K == kind::launch_graph ||
+                  K == kind::launch_ex)
       after_legacy(*c);
     return rc;
   }
@@ -180,7 +183,7 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
-  if constexpr (submits(K))
+  if constexpr (launches(K))
     note_work();
   if (!config().active) { // GREENCTX_RUN_MEASURE alone: the GPU phase is timed, nothing changes
     const CUresult rc = (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);

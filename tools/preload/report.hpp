@@ -42,7 +42,7 @@ struct counters {
   std::atomic<unsigned> green_contexts{0};
   std::atomic<unsigned> blocking_streams{0};
   std::atomic<unsigned> per_thread_streams{0};
-  std::atomic<long long> first_work_ns{0}; ///< CLOCK_MONOTONIC of the first submitted work
+  std::atomic<long long> first_work_ns{0}; ///< CLOCK_MONOTONIC of the first kernel launch
   std::atomic<long long> last_sync_ns{0};  ///< CLOCK_MONOTONIC of the last synchronization's end
 };
 counters &stats();
@@ -53,8 +53,8 @@ inline long long monotonic_ns() {
   return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/// Work goes to the GPU: the first time, the start of the GPU phase is stamped (one relaxed load
-/// afterwards).
+/// A kernel (or graph) is launched: the first time, the start of the GPU phase is stamped (one
+/// relaxed load afterwards).
 inline void note_work() {
   if (stats().first_work_ns.load(std::memory_order_relaxed) == 0) {
     long long expected = 0;

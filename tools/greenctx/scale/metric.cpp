@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::string_view regex_prefix = "regex:", json_prefix = "json:";
 constexpr const char *kinds_hint =
-    "use wall (the default: the whole program's wall time), gpu-time (first GPU work to last "
+    "use wall (the default: the whole program's wall time), gpu-time (first kernel launch to last "
     "synchronization), 'regex:took ([0-9.]+) s' (a number the program prints) or json:KEY (a "
     "number in a JSON line it prints, e.g. json:timing.seconds)";
 
@@ -200,7 +200,7 @@ std::string metric::description() const {
   case metric_kind::wall:
     return "wall time of the whole program (start-up included)";
   case metric_kind::gpu_time:
-    return "GPU phase (first GPU work to last synchronization)";
+    return "GPU phase (first kernel launch to last synchronization)";
   case metric_kind::regex:
     return fmt::format("printed number '{}'", source);
   case metric_kind::json:
@@ -310,16 +310,16 @@ extracted gpu_phase_figure(unsigned processes, std::uint64_t first_work_ns,
                           "needs one that times the GPU work)"};
   if (first_work_ns == 0)
     return {std::nullopt,
-            fmt::format("submitted no GPU work that the preload library saw ({} process{} "
+            fmt::format("launched no kernel that the preload library saw ({} process{} "
                         "reported), so there is no GPU phase to time",
                         processes, processes == 1 ? "" : "es")};
   if (last_sync_ns == 0)
-    return {std::nullopt, "submitted GPU work but never waited for it (no stream, event or "
+    return {std::nullopt, "launched kernels but never waited for them (no stream, event or "
                           "context synchronization, no synchronous copy), so its GPU phase has "
                           "no end: use --metric wall, or a number it prints"};
   if (last_sync_ns <= first_work_ns)
     return {std::nullopt,
-            fmt::format("last synchronized with the GPU {:.6f} s before its first GPU work, so "
+            fmt::format("last synchronized with the GPU {:.6f} s before its first kernel launch, so "
                         "its GPU phase has no end: use --metric wall, or a number it prints",
                         static_cast<double>(first_work_ns - last_sync_ns) * 1e-9)};
   return {static_cast<double>(last_sync_ns - first_work_ns) * 1e-9, {}};

@@ -14,7 +14,7 @@ namespace greenctx::cli::scale {
 /// Where a run's figure comes from.
 enum class metric_kind {
   wall,     ///< wall time of the whole program, start-up included (seconds)
-  gpu_time, ///< first GPU work to last synchronization, from the preload library (seconds)
+  gpu_time, ///< first kernel launch to last synchronization, from the preload library (seconds)
   regex,    ///< a number the program prints, captured by a regular expression
   json,     ///< a number under a key of a JSON object the program prints on a line of its own
 };
