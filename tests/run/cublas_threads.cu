@@ -146,13 +146,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "cublas_threads: no CUDA device (%s): skipped\n",
-                 rc == cudaSuccess ? "none found" : cudaGetErrorString(rc));
+  if (!run_test::have_gpu("cublas_threads"))
     return 77;
-  }
   run_test::watchdog dog("cublas_threads", timeout_s);
   dog.at("8 threads of SGEMM");
   const auto start = std::chrono::steady_clock::now();

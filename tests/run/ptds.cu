@@ -192,13 +192,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "ptds: --rounds must be >= 1, --spin-ms >= 0.1\n");
     return 2;
   }
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "ptds: no CUDA device (%s): skipped\n",
-                 rc == cudaSuccess ? "none found" : cudaGetErrorString(rc));
+  if (!run_test::have_gpu("ptds"))
     return 77;
-  }
   smids.enabled = !smid_out.empty();
   run_test::watchdog dog("ptds", timeout_s);
   const auto start = std::chrono::steady_clock::now();

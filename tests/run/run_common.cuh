@@ -165,6 +165,18 @@ private:
 };
 
 /// Seconds since `start`.
+/// Whether the program sees a CUDA device; when not, says so on stderr ("NAME: no CUDA device
+/// (why): skipped") for the program to exit 77.
+inline bool have_gpu(const char *name) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc == cudaSuccess && count > 0)
+    return true;
+  std::fprintf(stderr, "%s: no CUDA device (%s): skipped\n", name,
+               rc == cudaSuccess ? "none found" : cudaGetErrorString(rc));
+  return false;
+}
+
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

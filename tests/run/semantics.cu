@@ -1001,13 +1001,8 @@ int main(int argc, char **argv) {
                chosen.end());
   smids.enabled = !opt.smid_out.empty();
 
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "semantics: no CUDA device (%s): skipped\n",
-                 rc == cudaSuccess ? "none found" : cudaGetErrorString(rc));
+  if (!run_test::have_gpu("semantics"))
     return 77;
-  }
   run_test::watchdog dog("semantics", opt.timeout_s);
   int failed = 0;
   for (const subtest *t : chosen) {

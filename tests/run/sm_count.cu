@@ -148,13 +148,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "sm_count: --out FILE is required, --timeout-s must be positive\n");
     return 2;
   }
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "sm_count: no CUDA device (%s): skipped\n",
-                 rc == cudaSuccess ? "none found" : cudaGetErrorString(rc));
+  if (!run_test::have_gpu("sm_count"))
     return 77;
-  }
   run_test::watchdog dog("sm_count", timeout_s);
   recorder rec("sm_count");
   std::vector<std::pair<std::string, int>> routes;

@@ -44,6 +44,31 @@ def option(argv, flag):
     return argv[argv.index(flag) + 1] if flag in argv[:-1] else None
 
 
+# CUDA C++ for a kernel's first thread of each block: records the block's %smid in smids[] and stays
+# 10 us, so that the blocks spread over the SMs. Pasted into the kernels of the programs' own
+# sources (NVRTC through CuPy and cuda.core).
+RECORD_SMID = r"""
+  if (threadIdx.x == 0) {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    smids[blockIdx.x] = id;
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    const long long c0 = clock64();
+    do {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < 10000 && clock64() - c0 < 1000000);
+  }
+"""
+
+
+def report_losses(losses):
+    """Prints the last line of a training loop's output: whether every loss was finite and fell."""
+    import math
+    good = all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
+    print(f"loss finite and fell: {good}")
+
+
 def write_smids(path, name, ids):
     """Appends a --smid-out line for check_run.py --smid: "NAME DEVICE ID ID ..." (device 0)."""
     with open(path, "a") as f:

@@ -19,19 +19,7 @@ extern "C" __global__ void hash_ints(const unsigned *in, unsigned *out, unsigned
                                      unsigned *smids) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     out[i] = (in[i] ^ k) * 2246822519u + (in[i] >> 13);
-  if (threadIdx.x == 0) {
-    unsigned id;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-    smids[blockIdx.x] = id;
-    unsigned long long t0, t;  // stay 10 us, so that the blocks spread over the SMs
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    const long long c0 = clock64();
-    do {
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < 10000 && clock64() - c0 < 1000000);
-  }
-}
-"""
+""" + common.RECORD_SMID + "}\n"
 
 
 def host_view(np, buf, count):

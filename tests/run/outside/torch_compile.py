@@ -8,7 +8,6 @@ without torch or a GPU, 1 if a loss is not finite, did not fall, or the work esc
 
     python3 torch_compile.py [STEPS]
 """
-import math
 import sys
 
 import common
@@ -44,8 +43,7 @@ def main(argv):
             opt.step()
             losses.append(loss.item())
             print(f"step {step} loss {losses[-1]!r}")
-    good = all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
-    print(f"loss finite and fell: {good}")
+    common.report_losses(losses)
 
     stream = torch.cuda.current_stream()
     confined = fill.check("compiled forward", lambda: (compiled(x), stream.synchronize()))

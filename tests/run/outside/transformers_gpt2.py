@@ -9,7 +9,6 @@ GPU, 1 if a loss is not finite, did not fall, or the work escaped.
 
     python3 transformers_gpt2.py
 """
-import math
 import sys
 
 import common
@@ -46,8 +45,7 @@ def main():
             opt.step()
             losses.append(loss.item())
             print(f"step {step} loss {losses[-1]!r}")
-    good = all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
-    print(f"loss finite and fell: {good}")
+    common.report_losses(losses)
 
     model.eval()
     prompts = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12], [300, 301, 302, 303, 304, 305, 306, 307]],
