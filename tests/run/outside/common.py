@@ -63,10 +63,12 @@ RECORD_SMID = r"""
 
 
 def report_losses(losses):
-    """Prints the last line of a training loop's output: whether every loss was finite and fell."""
+    """Prints the last line of a training loop's output, whether every loss was finite and fell,
+    and returns that."""
     import math
     good = all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
     print(f"loss finite and fell: {good}")
+    return good
 
 
 def write_smids(path, name, ids):

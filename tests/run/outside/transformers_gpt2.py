@@ -45,7 +45,7 @@ def main():
             opt.step()
             losses.append(loss.item())
             print(f"step {step} loss {losses[-1]!r}")
-    common.report_losses(losses)
+    good = common.report_losses(losses)
 
     model.eval()
     prompts = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12], [300, 301, 302, 303, 304, 305, 306, 307]],
