@@ -542,13 +542,16 @@ void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, 
     debug("cuGetProcAddress(%s, %d): hooked", symbol, version);
     return;
   }
-  if (known)
-    debug("cuGetProcAddress(%s, %d, flags %llu) = %p: no hook of that ABI", symbol, version,
-          static_cast<unsigned long long>(flags), *pfn);
-  if (known) // looked up, perhaps never called: said, but not an error under --strict
-    warning(std::string(symbol) + " at CUDA version " + std::to_string(version) +
-            " is an ABI greenctx does not know: calls through it bypass the per-thread and "
-            "blocking stream emulation");
+  if (!known) { // the debug trace lists what reaches the driver unhooked
+    debug("cuGetProcAddress(%s, %d): not hooked", symbol, version);
+    return;
+  }
+  debug("cuGetProcAddress(%s, %d, flags %llu) = %p: no hook of that ABI", symbol, version,
+        static_cast<unsigned long long>(flags), *pfn);
+  // looked up, perhaps never called: said, but not an error under --strict
+  warning(std::string(symbol) + " at CUDA version " + std::to_string(version) +
+          " is an ABI greenctx does not know: calls through it bypass the per-thread and "
+          "blocking stream emulation");
 }
 
 CUresult hooked_get_proc_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
