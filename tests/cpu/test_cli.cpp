@@ -794,6 +794,18 @@ TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
   EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
 }
 
+TEST(Cli, InfoSaysWhetherMpsIsActive) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  auto r = run_cli({"info", "--device", "0"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "MPS           not active: processes on this GPU time-slice")) << r;
+  r = run_cli({"info", "--device", "0"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
+  EXPECT_TRUE(contains(r.out, "MPS           active: this process is an MPS client")) << r;
+  r = run_cli({"info", "--json"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "\"mps\": {\n    \"active\": true")) << r;
+}
+
 TEST(Cli, RunRealSmCountTellsTheProgramTheDevicesCount) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   const std::string show = "echo \"real=${GREENCTX_RUN_REAL_SM_COUNT:-unset}\"";

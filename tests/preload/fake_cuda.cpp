@@ -4,6 +4,8 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -62,10 +64,22 @@ CUresult CUDAAPI device_name(char *buf, int len, CUdevice) {
   std::strncpy(buf, "fake H200", static_cast<std::size_t>(len));
   return CUDA_SUCCESS;
 }
+// MPS is reported enabled when the test's environment has GREENCTX_FAKE_MPS=1.
 CUresult CUDAAPI device_attribute(int *v, CUdevice_attribute a, CUdevice) {
+  const char *mps = std::getenv("GREENCTX_FAKE_MPS");
   *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
        : a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT   ? 132
+       : a == CU_DEVICE_ATTRIBUTE_MPS_ENABLED            ? (mps && mps[0] == '1')
                                                          : 0;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI pci_bus_id(char *buf, int len, CUdevice d) {
+  std::snprintf(buf, static_cast<std::size_t>(len), "00000000:%02X:00.0", 0x10 + d);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI priority_range(int *least, int *greatest) {
+  *least = 0;
+  *greatest = -5;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI device_get(CUdevice *d, int ordinal) {
@@ -340,6 +354,8 @@ const fn table[] = {
     {"cuGetErrorName", (void *)&error_name, nullptr},
     {"cuDeviceGetName", (void *)&device_name, nullptr},
     {"cuDeviceGetAttribute", (void *)&device_attribute, nullptr},
+    {"cuDeviceGetPCIBusId", (void *)&pci_bus_id, nullptr},
+    {"cuCtxGetStreamPriorityRange", (void *)&priority_range, nullptr},
     {"cuDeviceGet", (void *)&device_get, nullptr},
     {"cuDeviceGetCount", (void *)&device_count, nullptr},
     {"cuDevicePrimaryCtxRetain", (void *)&primary_retain, nullptr},

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,32 @@ struct info_options {
   bool json = false;
 };
 
+// Whether contexts made on `dev` are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED); nullopt where
+// the driver does not say.
+std::optional<bool> mps_active(const device &dev) {
+  try {
+    return dev.attribute(CU_DEVICE_ATTRIBUTE_MPS_ENABLED) != 0;
+  } catch (const error &) {
+    return std::nullopt;
+  }
+}
+
+nlohmann::json mps_json(const device &dev) {
+  const std::optional<bool> on = mps_active(dev);
+  return {{"active", on ? nlohmann::json(*on) : nlohmann::json(nullptr)}};
+}
+
+std::string mps_line(const device &dev) {
+  const std::optional<bool> on = mps_active(dev);
+  if (!on)
+    return "MPS           unknown: this driver does not say (CU_DEVICE_ATTRIBUTE_MPS_ENABLED)\n";
+  if (*on)
+    return "MPS           active: this process is an MPS client; green contexts of different "
+           "processes\n              can hold disjoint SMs side by side\n";
+  return "MPS           not active: processes on this GPU time-slice; with MPS (started with\n"
+         "              nvidia-cuda-mps-control -d) their green contexts run side by side\n";
+}
+
 // What one GPU offers: its part of the JSON (the environment's fields, the PCI bus id, the valid
 // sizes and the stream priorities).
 nlohmann::json device_json(const driver_info &drv, const device &dev) {
@@ -31,6 +58,7 @@ nlohmann::json device_json(const driver_info &drv, const device &dev) {
   j["pci_bus_id"] = dev.pci_bus_id();
   j["valid_sizes"] = valid_sizes_summary(sms.sm_count(), sms.grain());
   j["stream_priorities"] = {{"least", least}, {"greatest", greatest}};
+  j["mps"] = mps_json(dev);
   return j;
 }
 
@@ -48,6 +76,7 @@ void print_device(std::string &out, const device &dev, int count, bool grain_fro
                                          "does not report them");
   out += fmt::format("Valid sizes   {}\n", valid_sizes_summary(sms.sm_count(), sms.grain()));
   out += fmt::format("Priorities    {} (lowest) to {} (highest)\n", least, greatest);
+  out += mps_line(dev);
 }
 
 int run_info(const info_options &opt) {
@@ -74,6 +103,7 @@ int run_info(const info_options &opt) {
       j["devices"].push_back(device_json(drv, *dev));
     j["granularity_source"] = grain_from_driver ? "driver" : "documented table";
     j["stream_priorities"] = {{"least", least}, {"greatest", greatest}};
+    j["mps"] = mps_json(first);
     j["max_connections"] = {
         {"environment", connections ? nlohmann::json(*connections) : nlohmann::json(nullptr)},
         {"in_effect", connections.value_or(8)},
