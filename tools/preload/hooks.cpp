@@ -164,8 +164,7 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
       return fn(a...);
     before_legacy(*c);
     const CUresult rc = fn(a...);
-    if constexpr (K == kind::submit || K == kind::launch || K == kind::launch_graph ||
-                  K == kind::launch_ex)
+    if constexpr (K == kind::submit || launches(K))
       after_legacy(*c);
     return rc;
   }
@@ -183,14 +182,8 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
-  if constexpr (launches(K))
-    note_work();
-  if (!config().active) { // GREENCTX_RUN_MEASURE alone: the GPU phase is timed, nothing changes
-    const CUresult rc = (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
-    if constexpr (synchronizes(K))
-      note_sync();
-    return rc;
-  }
+  if (!config().active) // GREENCTX_RUN_MEASURE alone: nothing changes (the call times it)
+    return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
   auto args = std::tie(a...);
 
   // ---- contexts ----
@@ -269,9 +262,7 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
         }
     return rc;
   } else if constexpr (K == kind::host_sync) {
-    const CUresult rc = legacy(a...);
-    note_sync();
-    return rc;
+    return legacy(a...);
   } else if constexpr (K == kind::primary_reset) {
     if (config().confines(std::get<0>(args)))
       warning("device " + std::to_string(std::get<0>(args)) +
@@ -327,15 +318,11 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
       // thread's stream: done on the legacy stream, which orders it after that stream's work
       // too, at the cost of also waiting for other threads' blocking streams).
       confined_context *c = st.current();
-      CUresult rc;
-      if (!c) {
-        rc = (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
-      } else {
-        before_legacy(*c);
-        rc = legacy(a...);
-        after_legacy(*c);
-      }
-      note_sync();
+      if (!c)
+        return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
+      before_legacy(*c);
+      const CUresult rc = legacy(a...);
+      after_legacy(*c);
       return rc;
     } else {
       // A per-thread variant whose NULL stream stayed (no confined context): the driver's own.
@@ -373,8 +360,6 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
         return rc;
       } else {
         const CUresult rc = on_stream<K>(fn, st, driver_per_thread, a...);
-        if constexpr (K == kind::sync)
-          note_sync();
         if constexpr (K == kind::launch_ex) {
           if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE && std::get<0>(args))
             explain_cluster_refusal(std::get<1>(args), *std::get<0>(args));
@@ -402,7 +387,12 @@ template <std::size_t I, kind K, class Fn> struct entry;
 template <std::size_t I, kind K, class... A> struct entry<I, K, CUresult(CUDAAPI *)(A...)> {
   using fn = CUresult(CUDAAPI *)(A...);
   template <bool PerThread> static CUresult CUDAAPI call(A... a) {
+    // The GPU phase of the process (tools/run_protocol.hpp), confined or only timed.
+    if constexpr (launches(K))
+      note_work();
     const CUresult rc = handle<K, PerThread, fn, A...>(I, a...);
+    if constexpr (synchronizes(K))
+      note_sync();
     // With GREENCTX_PRELOAD_DEBUG, every failing call (but a query's "not ready") is traced.
     if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && config().debug)
       debug("%s (ABI %d%s) returned %d", infos()[I].name, infos()[I].version,
