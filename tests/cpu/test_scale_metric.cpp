@@ -15,18 +15,7 @@ namespace greenctx::cli::scale {
 namespace {
 
 using greenctx_test::contains;
-
-// The message of the request_error `f` throws ("" and a test failure when it throws none).
-std::string rejection(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const request_error &e) {
-    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
-    return e.what();
-  }
-  ADD_FAILURE() << "no request_error";
-  return {};
-}
+using greenctx_test::rejection;
 
 std::string refusal(std::string_view spec, std::optional<std::string> unit = std::nullopt,
                     std::optional<better> direction = std::nullopt) {
@@ -280,18 +269,21 @@ TEST(ScaleMetric, ReportsSayWhichFigureTheyShow) {
   const results r = make_results(parse("gpu-time"), {make_point(16, {0.8}), make_point(64, {0.2}),
                                                      make_point(132, {0.1}, true)});
   const std::string t = text_table(r, env);
-  EXPECT_TRUE(contains(t, "figure: GPU phase (first kernel launch to last synchronization), ms, lower "
-                          "is better"))
+  EXPECT_TRUE(contains(t,
+                       "figure: GPU phase (first kernel launch to last synchronization), ms, lower "
+                       "is better"))
       << t;
   EXPECT_TRUE(contains(t, "median (ms)")) << t;
   EXPECT_TRUE(contains(t, "800.00")) << t;
   EXPECT_TRUE(contains(t, "wall (s)")) << "the wall time beside another figure\n" << t;
   EXPECT_TRUE(contains(t, "10.800")) << t;
   const std::string md = markdown(r, env);
-  EXPECT_TRUE(contains(md, "figure: GPU phase (first kernel launch to last synchronization)")) << md;
+  EXPECT_TRUE(contains(md, "figure: GPU phase (first kernel launch to last synchronization)"))
+      << md;
   EXPECT_TRUE(contains(md, "| wall (s) |")) << md;
   const std::string csv = to_csv(r);
-  EXPECT_TRUE(contains(csv, ",0.8,s,GPU phase (first kernel launch to last synchronization)\n")) << csv;
+  EXPECT_TRUE(contains(csv, ",0.8,s,GPU phase (first kernel launch to last synchronization)\n"))
+      << csv;
   const std::string svg = to_svg(r, env);
   EXPECT_TRUE(contains(svg, "Median GPU phase (ms)")) << svg;
   EXPECT_TRUE(contains(svg, "GPU phase (first kernel launch to last synchronization), ms")) << svg;

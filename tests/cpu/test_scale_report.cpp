@@ -19,20 +19,9 @@ namespace greenctx::cli::scale {
 namespace {
 
 using greenctx_test::contains;
+using greenctx_test::rejection;
 
 constexpr granularity hopper{8, 8};
-
-// The message of the request_error `f` throws ("" and a test failure when it throws none).
-std::string rejection(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const request_error &e) {
-    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
-    return e.what();
-  }
-  ADD_FAILURE() << "no request_error";
-  return {};
-}
 
 std::string parse_error(std::string_view text) {
   return rejection([&] { parse_sm_list(text); });

@@ -1,9 +1,12 @@
 // Small assertions on messages, shared by the CPU tests.
 #pragma once
 
+#include <greenctx/plan/error.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +33,19 @@ inline testing::AssertionResult mentions_number(std::string_view text, unsigned 
       return testing::AssertionSuccess();
   }
   return testing::AssertionFailure() << "expected the number " << n << " in: \"" << text << "\"";
+}
+
+/// The message of the request_error (CUDA_ERROR_INVALID_VALUE) that `f` throws; "" and a test
+/// failure when it throws none.
+inline std::string rejection(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const greenctx::request_error &e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
+    return e.what();
+  }
+  ADD_FAILURE() << "no request_error";
+  return {};
 }
 
 } // namespace greenctx_test
