@@ -24,13 +24,13 @@ export GREENCTX_SEMANTICS_LOG="$out/semantics.jsonl"
 rm -f "$GREENCTX_SEMANTICS_LOG" "$out/summary.txt"
 
 missing=()
-for f in "$cli" "$t"/greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices}; do
+for f in "$cli" "$t"/greenctx_run_{semantics,ptds,ptds_api,cublas_threads,churn,stress,two_devices}; do
   [ -x "$f" ] || missing+=("$f")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "semantics-check: missing from $bin: ${missing[*]}" >&2
   echo "build them: cmake --build $bin --target greenctx_cli greenctx_preload" \
-       "greenctx_run_{semantics,ptds,cublas_threads,churn,stress,two_devices}" >&2
+       "greenctx_run_{semantics,ptds,ptds_api,cublas_threads,churn,stress,two_devices}" >&2
   exit 2
 fi
 
@@ -66,6 +66,8 @@ check ptds --sms 64 --smid --expect-report-clean -- "$t/greenctx_run_ptds"
 for i in 2 3 4 5 6 7 8; do
   check "ptds-$i" --sms 64 --expect-report-clean -- "$t/greenctx_run_ptds"
 done
+# Every runtime call that takes a stream, on cudaStreamPerThread.
+check ptds_api --sms 64 --expect-report-clean -- "$t/greenctx_run_ptds_api"
 check cublas_threads --sms 64 --expect-report-clean -- "$t/greenctx_run_cublas_threads"
 # The open cuBLAS defect (docs/run-design.md: the per-thread stream's thread fails when told fewer
 # SMs): does a workspace of the program's avoid it? (Added after the last GPU run: not yet run.)

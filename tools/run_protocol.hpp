@@ -26,6 +26,8 @@ inline constexpr const char *env_root_pid = "GREENCTX_RUN_ROOT_PID";
 inline constexpr const char *env_quiet = "GREENCTX_RUN_QUIET";
 /// "1": every hooked lookup, context switch and emulated stream on stderr.
 inline constexpr const char *env_debug = "GREENCTX_PRELOAD_DEBUG";
+/// GREENCTX_PRELOAD_DEBUG=calls traces every hooked call (its thread, ABI and result) as well.
+inline constexpr const char *debug_calls = "calls";
 /// "1": the library times the program's GPU phase (field_first_work_ns, field_last_sync_ns) and
 /// writes its report line even without GREENCTX_RUN_SMS, confining nothing: the unconfined
 /// baseline of `greenctx scale --metric gpu-time`.

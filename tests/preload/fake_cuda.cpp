@@ -342,6 +342,20 @@ CUresult CUDAAPI memcpy_htod_ptds(CUdeviceptr, const void *, size_t) {
   return CUDA_SUCCESS;
 }
 
+// Logs the upload stream (when the parameters ask for an upload) and answers both outputs.
+CUresult CUDAAPI graph_instantiate(CUgraphExec *exec, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p) {
+  if (!p)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+    note("graph_instantiate upload " + name(p->hUploadStream));
+  else
+    note("graph_instantiate");
+  *exec = fresh<CUgraphExec>();
+  p->hErrNode_out = reinterpret_cast<CUgraphNode>(0x77);
+  p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+  return CUDA_SUCCESS;
+}
+
 struct fn {
   const char *name;
   void *legacy;
@@ -396,6 +410,7 @@ const fn table[] = {
     {"cuEventRecord", (void *)&event_record, nullptr},
     {"cuLaunchKernel", (void *)&launch, (void *)&launch_ptsz},
     {"cuMemcpyHtoD", (void *)&memcpy_htod, (void *)&memcpy_htod_ptds},
+    {"cuGraphInstantiateWithParams", (void *)&graph_instantiate, nullptr},
 };
 
 } // namespace

@@ -102,6 +102,8 @@ struct api {
       get<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute", 4000);
   PFN_cuPointerGetAttributes_v7000 pointers =
       get<PFN_cuPointerGetAttributes_v7000>("cuPointerGetAttributes", 7000);
+  PFN_cuGraphInstantiateWithParams_v12000 instantiate =
+      get<PFN_cuGraphInstantiateWithParams_v12000>("cuGraphInstantiateWithParams", 12000);
 
   int sm_count(CUdevice d) const {
     int n = -1;
@@ -278,6 +280,32 @@ TEST_F(Preload, StreamsBeingCapturedAreLeftOutOfTheJoins) {
   ASSERT_EQ(log.size(), 3u) << testing::PrintToString(log);
   EXPECT_EQ(log[1].rfind("wait null ", 0), 0u);
   cu().stream_destroy(s);
+}
+
+TEST_F(Preload, AGraphUploadedOnThePerThreadStreamGoesToTheThreadsStream) {
+  cu().run(CU_STREAM_PER_THREAD);
+  auto log = take_log();
+  const long at = find_prefix(log, "launch ");
+  ASSERT_GE(at, 0) << testing::PrintToString(log);
+  const std::string mine = log[static_cast<std::size_t>(at)].substr(7);
+  ASSERT_NE(cu().instantiate, nullptr);
+  CUDA_GRAPH_INSTANTIATE_PARAMS p{};
+  p.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+  p.hUploadStream = CU_STREAM_PER_THREAD;
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(cu().instantiate(&exec, nullptr, &p), CUDA_SUCCESS);
+  log = take_log();
+  EXPECT_TRUE(contains(log, "graph_instantiate upload " + mine)) << testing::PrintToString(log);
+  // The caller's parameters: its own stream kept, the driver's two outputs given back.
+  EXPECT_EQ(p.hUploadStream, CU_STREAM_PER_THREAD);
+  EXPECT_EQ(p.hErrNode_out, reinterpret_cast<CUgraphNode>(0x77));
+  EXPECT_EQ(p.result_out, CUDA_GRAPH_INSTANTIATE_SUCCESS);
+  EXPECT_NE(exec, nullptr);
+  // Without an upload the stream is not looked at.
+  p = {};
+  p.hUploadStream = CU_STREAM_PER_THREAD;
+  ASSERT_EQ(cu().instantiate(&exec, nullptr, &p), CUDA_SUCCESS);
+  EXPECT_EQ(take_log(), (std::vector<std::string>{"graph_instantiate"}));
 }
 
 TEST_F(Preload, NonBlockingStreamsAreLeftAlone) {

@@ -28,6 +28,7 @@ enum class kind {
   launch,
   launch_graph,
   launch_ex,
+  graph_instantiate,
   implicit,
   sync,
   host_sync,
@@ -164,7 +165,7 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
       return fn(a...);
     before_legacy(*c);
     const CUresult rc = fn(a...);
-    if constexpr (K == kind::submit || launches(K))
+    if constexpr (K == kind::submit || K == kind::graph_instantiate || launches(K))
       after_legacy(*c);
     return rc;
   }
@@ -291,6 +292,8 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
   } else {
     call_state st;
     CUlaunchConfig config_copy{};
+    CUDA_GRAPH_INSTANTIATE_PARAMS params_copy{};
+    CUDA_GRAPH_INSTANTIATE_PARAMS *params_caller = nullptr;
     if constexpr (K == kind::launch_ex) {
       const CUlaunchConfig *&config = std::get<0>(args);
       if (config) {
@@ -299,6 +302,17 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
         st.target = config_copy.hStream;
         st.have_target = true;
         config = &config_copy;
+      }
+    } else if constexpr (K == kind::graph_instantiate) {
+      // The upload stream is in the parameters, and so are two outputs (copied back below).
+      CUDA_GRAPH_INSTANTIATE_PARAMS *&params = std::get<2>(args);
+      if (params && (params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+        params_caller = params;
+        params_copy = *params;
+        params_copy.hUploadStream = translate<PerThread>(params_copy.hUploadStream, st);
+        st.target = params_copy.hUploadStream;
+        st.have_target = true;
+        params = &params_copy;
       }
     } else {
       auto fix = [&st](auto &x) {
@@ -360,7 +374,12 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
         return rc;
       } else {
         const CUresult rc = on_stream<K>(fn, st, driver_per_thread, a...);
-        if constexpr (K == kind::launch_ex) {
+        if constexpr (K == kind::graph_instantiate) {
+          if (params_caller) {
+            params_caller->hErrNode_out = params_copy.hErrNode_out;
+            params_caller->result_out = params_copy.result_out;
+          }
+        } else if constexpr (K == kind::launch_ex) {
           if (rc == CUDA_ERROR_INVALID_CLUSTER_SIZE && std::get<0>(args))
             explain_cluster_refusal(std::get<1>(args), *std::get<0>(args));
         } else if constexpr (K == kind::launch) {
@@ -393,10 +412,26 @@ template <std::size_t I, kind K, class... A> struct entry<I, K, CUresult(CUDAAPI
     const CUresult rc = handle<K, PerThread, fn, A...>(I, a...);
     if constexpr (synchronizes(K))
       note_sync();
-    // With GREENCTX_PRELOAD_DEBUG, every failing call (but a query's "not ready") is traced.
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && config().debug)
-      debug("%s (ABI %d%s) returned %d", infos()[I].name, infos()[I].version,
-            PerThread ? ", per-thread" : "", static_cast<int>(rc));
+    // With GREENCTX_PRELOAD_DEBUG, every failing call (but a query's "not ready") is traced;
+    // with GREENCTX_PRELOAD_DEBUG=calls, every call.
+    if (config().trace_calls ||
+        (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && config().debug)) {
+      const void *stream = nullptr; // the program's first stream argument, as it passed it
+      bool has_stream = false;
+      [[maybe_unused]] auto look = [&](auto x) {
+        if constexpr (std::is_same_v<decltype(x), CUstream>)
+          if (!has_stream) {
+            has_stream = true;
+            stream = static_cast<const void *>(x);
+          }
+      };
+      (look(a), ...);
+      char on[40] = "";
+      if (has_stream)
+        std::snprintf(on, sizeof on, " on stream %p", stream);
+      debug("%s (ABI %d%s)%s returned %d", infos()[I].name, infos()[I].version,
+            PerThread ? ", per-thread" : "", on, static_cast<int>(rc));
+    }
     return rc;
   }
 };

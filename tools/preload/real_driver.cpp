@@ -1,6 +1,11 @@
 #include "real_driver.hpp"
 
+#include "report.hpp"
+
 #include <dlfcn.h>
+#include <execinfo.h>
+
+#include <cstdio>
 
 namespace greenctx::preload {
 
@@ -28,6 +33,30 @@ namespace {
 template <class F> void fetch(const real_driver &d, F &slot, const char *name, int version) {
   slot = reinterpret_cast<F>(d.lookup(name, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM));
 }
+
+#if CUDA_VERSION >= 12090
+// With GREENCTX_PRELOAD_DEBUG, what the driver logs (CUDA 12.9's error log: why a call failed)
+// is traced with the stack that led to it, so that a failure inside a library that greenctx's
+// hooks never see (a call through the runtime's own paths) still names its caller.
+void CUDA_CB traced_driver_log(void *, CUlogLevel, char *message, std::size_t length) {
+  debug("the driver logged: %.*s", static_cast<int>(length), message);
+  void *frames[48];
+  const int n = backtrace(frames, 48);
+  backtrace_symbols_fd(frames, n, 2);
+}
+
+void watch_driver_log(const real_driver &r) {
+  if (!config().debug)
+    return;
+  auto reg = reinterpret_cast<PFN_cuLogsRegisterCallback_v12090>(
+      r.lookup("cuLogsRegisterCallback", 12090, CU_GET_PROC_ADDRESS_DEFAULT));
+  CUlogsCallbackHandle handle = nullptr;
+  if (!reg || reg(&traced_driver_log, nullptr, &handle) != CUDA_SUCCESS)
+    debug("the driver's error log cannot be traced (cuLogsRegisterCallback: driver before 12.9?)");
+}
+#else
+void watch_driver_log(const real_driver &) {}
+#endif
 
 real_driver load() {
   real_driver r;
@@ -71,6 +100,7 @@ real_driver load() {
   fetch(r, r.event_record, "cuEventRecord", 2000);
   fetch(r, r.func_attribute, "cuFuncGetAttribute", 2020);
   fetch(r, r.max_cluster_size, "cuOccupancyMaxPotentialClusterSize", 11070);
+  watch_driver_log(r);
   return r;
 }
 

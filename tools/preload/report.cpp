@@ -2,8 +2,10 @@
 
 #include "run_protocol.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -38,6 +40,8 @@ settings read_settings() {
   s.strict = flag(rp::env_strict);
   s.quiet = flag(rp::env_quiet);
   s.debug = flag(rp::env_debug);
+  if (const char *v = std::getenv(rp::env_debug))
+    s.trace_calls = std::strcmp(v, rp::debug_calls) == 0;
   s.measure = flag(rp::env_measure);
   s.real_sm_count = flag(rp::env_real_sm_count);
   s.report = std::getenv(rp::env_report);
@@ -270,12 +274,18 @@ void problem(const std::string &what) {
 void debug(const char *format, ...) {
   if (!config().debug)
     return;
+  // One write per line, so that the lines of threads tracing at once do not interleave; the
+  // thread is named as the CUDA runtime's own log (CUDA_LOG_FILE) names it.
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "greenctx run [debug] [%lu]: ",
+                        static_cast<unsigned long>(pthread_self()));
   std::va_list args;
   va_start(args, format);
-  std::fputs("greenctx run [debug]: ", stderr);
-  std::vfprintf(stderr, format, args);
-  std::fputc('\n', stderr);
+  const int body = std::vsnprintf(line + n, sizeof line - n - 1, format, args);
   va_end(args);
+  n = body < 0 ? n : std::min<int>(n + body, sizeof line - 2);
+  line[n++] = '\n';
+  std::fwrite(line, 1, n, stderr);
 }
 
 } // namespace greenctx::preload

@@ -21,6 +21,7 @@ struct settings {
   bool strict = false;            ///< a guarantee that cannot be kept ends the process
   bool quiet = false;             ///< no summary at exit
   bool debug = false;             ///< trace on stderr
+  bool trace_calls = false;       ///< GREENCTX_PRELOAD_DEBUG=calls: every hooked call too
   const char *report = nullptr;
   long root_pid = -1;
   std::string error; ///< a malformed setting (then active is false)
