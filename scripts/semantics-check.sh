@@ -69,10 +69,11 @@ done
 # Every runtime call that takes a stream, on cudaStreamPerThread.
 check ptds_api --sms 64 --expect-report-clean -- "$t/greenctx_run_ptds_api"
 check cublas_threads --sms 64 --expect-report-clean -- "$t/greenctx_run_cublas_threads"
-# The open cuBLAS defect (docs/run-design.md: the per-thread stream's thread fails when told fewer
-# SMs): does a workspace of the program's avoid it? (Added after the last GPU run: not yet run.)
+# The same with a workspace of the program's (cublasSetWorkspace), and on 16 SMs, where cuBLAS
+# picks split-K kernels that need a workspace (docs/run-design.md, "cuBLAS on cudaStreamPerThread").
 check cublas_threads_own_workspace --sms 64 --expect-report-clean \
   -- "$t/greenctx_run_cublas_threads" --own-workspace
+check cublas_threads_16 --sms 16 --expect-report-clean -- "$t/greenctx_run_cublas_threads"
 # cuBLASLt sized for the device's, 64 and 16 SMs, with its workspace given, on every kind of stream
 # (the open cuBLAS defect of docs/run-design.md lies outside this path).
 check cublaslt_sm_target --sms 64 --expect-report-clean -- "$t/greenctx_run_cublaslt_sm_target" 0 64 16
