@@ -342,16 +342,6 @@ CUresult CUDAAPI memcpy_htod_ptds(CUdeviceptr, const void *, size_t) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI mem_alloc(CUdeviceptr *p, size_t bytes) {
-  note("mem_alloc " + std::to_string(bytes));
-  *p = 0x10000;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI mem_free(CUdeviceptr) {
-  note("mem_free");
-  return CUDA_SUCCESS;
-}
-
 // Logs the upload stream (when the parameters ask for an upload) and answers both outputs.
 CUresult CUDAAPI graph_instantiate(CUgraphExec *exec, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p) {
   if (!p)
@@ -421,8 +411,6 @@ const fn table[] = {
     {"cuLaunchKernel", (void *)&launch, (void *)&launch_ptsz},
     {"cuMemcpyHtoD", (void *)&memcpy_htod, (void *)&memcpy_htod_ptds},
     {"cuGraphInstantiateWithParams", (void *)&graph_instantiate, nullptr},
-    {"cuMemAlloc", (void *)&mem_alloc, nullptr},
-    {"cuMemFree", (void *)&mem_free, nullptr},
 };
 
 } // namespace
@@ -455,11 +443,6 @@ extern "C" __attribute__((visibility("default"))) std::vector<std::string> *fake
   auto *out = new std::vector<std::string>(std::move(log()));
   log().clear();
   return out;
-}
-
-/// Adds a line to the log (the fake cuBLAS of fake_cublas.cpp writes there too).
-extern "C" __attribute__((visibility("default"))) void fake_cuda_note(const char *line) {
-  note(line);
 }
 
 /// Makes the fake report `s` as being captured into a graph, or not.

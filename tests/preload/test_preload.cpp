@@ -308,67 +308,6 @@ TEST_F(Preload, AGraphUploadedOnThePerThreadStreamGoesToTheThreadsStream) {
   EXPECT_EQ(take_log(), (std::vector<std::string>{"graph_instantiate"}));
 }
 
-// cuBLAS handles on cudaStreamPerThread get a workspace of greenctx's (tools/preload/cublas.cpp).
-struct cublas {
-  using set_stream_fn = int (*)(void *, void *);
-  using destroy_fn = int (*)(void *);
-  set_stream_fn set_stream = nullptr;
-  destroy_fn destroy = nullptr;
-  cublas() {
-    // After the preload library, as libcublas is in a program that `greenctx run` preloads.
-    if (!preload() || !dlopen(GREENCTX_FAKE_CUBLAS_PATH, RTLD_NOW | RTLD_GLOBAL))
-      return;
-    set_stream = reinterpret_cast<set_stream_fn>(dlsym(preload(), "cublasSetStream_v2"));
-    destroy = reinterpret_cast<destroy_fn>(dlsym(preload(), "cublasDestroy_v2"));
-  }
-};
-
-TEST_F(Preload, ACublasHandleOnThePerThreadStreamGetsAWorkspaceFreedWithIt) {
-  static const cublas blas;
-  ASSERT_NE(blas.set_stream, nullptr) << dlerror();
-  void *handle = reinterpret_cast<void *>(0x5000);
-  const std::string hs = h(handle);
-  ASSERT_EQ(blas.set_stream(handle, CU_STREAM_PER_THREAD), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " per-thread",
-                                                  "mem_alloc 33554432",
-                                                  "cublas_set_workspace " + hs + " 33554432"}));
-  // Another stream: cuBLAS's own default workspace again (its cublasSetStream resets it).
-  CUstream s = nullptr;
-  ASSERT_EQ(cu().stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  take_log();
-  ASSERT_EQ(blas.set_stream(handle, s), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " " + h(s)}));
-  // Back on the per-thread stream: the same memory again.
-  ASSERT_EQ(blas.set_stream(handle, CU_STREAM_PER_THREAD), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " per-thread",
-                                                  "cublas_set_workspace " + hs + " 33554432"}));
-  ASSERT_EQ(blas.destroy(handle), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_destroy " + hs, "mem_free"}));
-  cu().stream_destroy(s);
-  take_log();
-
-  // CUBLAS_WORKSPACE_CONFIG: its largest chunk; ":0:0" (no workspace): none given.
-  setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8:4096:2", 1);
-  ASSERT_EQ(blas.set_stream(handle, CU_STREAM_PER_THREAD), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " per-thread",
-                                                  "mem_alloc 4194304",
-                                                  "cublas_set_workspace " + hs + " 4194304"}));
-  ASSERT_EQ(blas.destroy(handle), 0);
-  take_log();
-  setenv("CUBLAS_WORKSPACE_CONFIG", ":0:0", 1);
-  ASSERT_EQ(blas.set_stream(handle, CU_STREAM_PER_THREAD), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " per-thread"}));
-  unsetenv("CUBLAS_WORKSPACE_CONFIG");
-  ASSERT_EQ(blas.destroy(handle), 0);
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_destroy " + hs}));
-
-  // No confined context current: left to cuBLAS.
-  std::thread([&] {
-    ASSERT_EQ(blas.set_stream(handle, CU_STREAM_PER_THREAD), 0);
-  }).join();
-  EXPECT_EQ(take_log(), (std::vector<std::string>{"cublas_set_stream " + hs + " per-thread"}));
-}
-
 TEST_F(Preload, NonBlockingStreamsAreLeftAlone) {
   CUstream n = nullptr;
   ASSERT_EQ(cu().stream_create(&n, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);

@@ -6,7 +6,8 @@
 // checksums must be the same bits plain and under `greenctx run`. Four columns are checked
 // against the CPU, so a wrong result fails even when both runs agree. Knows nothing of greenctx.
 // --own-workspace gives each handle a workspace of the program's (cublasSetWorkspace) instead of
-// cuBLAS's default one (the open defect of docs/run-design.md: does it avoid it?).
+// cuBLAS's default one, which cuBLAS reaches on cudaStreamPerThread through a path `greenctx run`
+// cannot translate (docs/run-design.md, "cuBLAS on cudaStreamPerThread").
 //
 //   cublas_threads [--timeout-s S] [--own-workspace]
 #include <cublas_v2.h>
