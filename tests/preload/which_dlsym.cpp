@@ -1,7 +1,6 @@
 // Says which library this program's dlsym is bound to. Run with the preload library in
 // LD_PRELOAD (the cpu.preload.binds_dlsym test): it must be the preload library, since the CUDA
-// runtime finds cuGetProcAddress through dlsym. A program's dlsym reference carries a glibc
-// version (dlsym@GLIBC_2.34), which only an unversioned definition (or one of that version) takes.
+// runtime finds cuGetProcAddress through dlsym (a program's reference is versioned, dlsym@GLIBC_*).
 #include <dlfcn.h>
 
 #include <cstdio>
