@@ -7,7 +7,8 @@ namespace greenctx::run_protocol {
 
 // ---- the environment (set by the CLI, read by the preload library) ----------------------------
 
-/// SMs each confined device runs on, in decimal ("16"). Absent: the library does nothing.
+/// SMs each confined device runs on, in decimal ("16"). Absent, with no GREENCTX_RUN_SPLIT
+/// either: the library does nothing.
 inline constexpr const char *env_sms = "GREENCTX_RUN_SMS";
 /// The devices to confine: "all", or ordinals in decimal separated by commas ("0,1"). A device
 /// the program uses that is not named here runs on all its SMs, and the library says so.
@@ -15,6 +16,12 @@ inline constexpr const char *env_devices = "GREENCTX_RUN_DEVICES";
 /// The split flags of cuDevSmResourceSplitByCount, in decimal: CUDA's own bits
 /// (1 = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING).
 inline constexpr const char *env_split_flags = "GREENCTX_RUN_SPLIT_FLAGS";
+/// With GREENCTX_RUN_PIECE: the process runs on that piece of this split ("16,rest", the grammar
+/// of `greenctx verify`), made as greenctx's library makes it, instead of on GREENCTX_RUN_SMS SMs
+/// (then unset). The library is active when either is set.
+inline constexpr const char *env_split = "GREENCTX_RUN_SPLIT";
+/// The piece of GREENCTX_RUN_SPLIT, counted from 0 in the split's order, in decimal.
+inline constexpr const char *env_piece = "GREENCTX_RUN_PIECE";
 /// "1": a CUDA guarantee that cannot be kept ends the process at once, with exit_strict.
 inline constexpr const char *env_strict = "GREENCTX_RUN_STRICT";
 /// A file each process of the program appends one report line to (JSON, fields below).

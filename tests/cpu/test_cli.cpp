@@ -794,6 +794,50 @@ TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
   EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
 }
 
+TEST(Cli, RunTakesAPieceOfASplit) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const std::string show =
+      "echo \"sms=${GREENCTX_RUN_SMS:-unset} split=$GREENCTX_RUN_SPLIT piece=$GREENCTX_RUN_PIECE\"";
+  const std::string mps = "GREENCTX_FAKE_MPS=1";
+  auto r = run_cli({"run", "--split", "16,rest", "--piece", "1", "--", "sh", "-c", show},
+                   {fake_driver, mps});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "sms=unset split=16,rest piece=1\n")) << r;
+  EXPECT_FALSE(contains(r.err, "MPS")) << r;
+  // Without MPS the pieces' processes time-slice: said, and refused with --strict.
+  r = run_cli({"run", "--split", "8,24,rest", "--piece", "0", "--device", "0", "--", "true"},
+              {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.err, "MPS is not active on device 0: processes on pieces of '8,24,rest' "
+                              "would take turns on the GPU")) << r;
+  EXPECT_TRUE(contains(r.err, "nvidia-cuda-mps-control -d")) << r;
+  r = run_cli({"run", "--strict", "--split", "16,rest", "--piece", "0", "--", "true"},
+              {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "(--strict refuses to run without)")) << r;
+  // Bad input, each before the program runs.
+  r = run_cli({"run", "--split", "16,rest", "--piece", "2", "--", "true"}, {fake_driver, mps});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "--piece 2: '16,rest' has 2 pieces, 0 to 1")) << r;
+  r = run_cli({"run", "--split", "200,rest", "--piece", "0", "--", "true"}, {fake_driver, mps});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "asks 200 SMs but the GPU has 132")) << r;
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{"run", "--split", "16,rest", "--", "true"},
+        std::vector<std::string>{"run", "--sms", "16", "--split", "16,rest", "--piece", "0", "--",
+                                 "true"},
+        std::vector<std::string>{"run", "--piece", "0", "--", "true"}}) {
+    r = run_cli(args, {fake_driver});
+    EXPECT_EQ(r.exit_code, exit_usage) << r;
+    EXPECT_TRUE(contains(r.err, "give either --sms N or --split S with --piece I")) << r;
+  }
+  r = run_cli({"run", "--split", "16,bogus", "--piece", "0", "--", "true"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "'bogus'")) << r;
+  r = run_cli({"run", "--split", "16,rest", "--piece", "-1", "--", "true"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+}
+
 TEST(Cli, InfoSaysWhetherMpsIsActive) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   auto r = run_cli({"info", "--device", "0"}, {fake_driver});

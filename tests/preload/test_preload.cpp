@@ -545,6 +545,30 @@ TEST(PreloadRealSmCount, TheDeviceKeepsItsRealSmCount) {
   EXPECT_EQ(r.sm.smCount, 132u);
 }
 
+// `greenctx run --split S --piece I`: the process's context is made on that piece, and the
+// program is told the piece's SM count. Runs as ctest entries of its own, each with a split, a
+// piece and the SMs the fake driver's split gives that piece (GREENCTX_TEST_PIECE_SMS; 0: the
+// piece cannot be made, and the device stays unconfined, said).
+TEST(PreloadPiece, TheProcessRunsOnItsPieceOfTheSplit) {
+  const char *want = std::getenv("GREENCTX_TEST_PIECE_SMS");
+  if (!want || !std::getenv("GREENCTX_RUN_SPLIT"))
+    GTEST_SKIP() << "runs as its own ctest entries, with GREENCTX_RUN_SPLIT and a piece";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  const int sms = std::atoi(want);
+  take_log();
+  const CUcontext c = confined();
+  if (sms == 0) {
+    EXPECT_EQ(c, primary0) << "a piece that cannot be made leaves the device unconfined";
+    EXPECT_EQ(cu().sm_count(0), 132);
+    return;
+  }
+  EXPECT_NE(c, primary0);
+  EXPECT_EQ(cu().sm_count(0), sms);
+  CUdevResource r{};
+  ASSERT_EQ(cu().resource(0, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  EXPECT_EQ(r.sm.smCount, static_cast<unsigned>(sms));
+}
+
 TEST(PreloadStrict, AGuaranteeThatCannotBeKeptEndsTheProgram) {
   if (const char *v = std::getenv("GREENCTX_RUN_STRICT"); !v || std::string(v) != "1")
     GTEST_SKIP() << "runs as its own ctest entry, with GREENCTX_RUN_STRICT=1";

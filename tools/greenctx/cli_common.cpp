@@ -119,6 +119,14 @@ std::optional<std::vector<int>> parse_device_list(std::string_view text, const c
   return ordinals;
 }
 
+std::optional<bool> mps_active(const device &dev) {
+  try {
+    return dev.attribute(CU_DEVICE_ATTRIBUTE_MPS_ENABLED) != 0;
+  } catch (const error &) {
+    return std::nullopt;
+  }
+}
+
 std::string visible_devices_note() {
   const char *v = std::getenv("CUDA_VISIBLE_DEVICES");
   if (!v)

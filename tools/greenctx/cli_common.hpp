@@ -82,6 +82,16 @@ CLI::Validator device_list_check(const char *api);
 /// " (CUDA_VISIBLE_DEVICES=...: ...)" when it is set, else empty: for messages about ordinals.
 std::string visible_devices_note();
 
+/// Whether contexts made on `dev` are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED); nullopt where
+/// the driver does not say.
+std::optional<bool> mps_active(const device &dev);
+
+/// How to start MPS, for messages: the control daemon's command, and the option of `greenctx info`
+/// that says whether it is active.
+inline constexpr const char *mps_start_hint =
+    "start the MPS control daemon first (nvidia-cuda-mps-control -d; `greenctx info` then says "
+    "'MPS active'; stop it with: echo quit | nvidia-cuda-mps-control)";
+
 /// "0,1,3".
 std::string join_ordinals(const std::vector<int> &ordinals);
 

@@ -21,16 +21,6 @@ struct info_options {
   bool json = false;
 };
 
-// Whether contexts made on `dev` are MPS clients (CU_DEVICE_ATTRIBUTE_MPS_ENABLED); nullopt where
-// the driver does not say.
-std::optional<bool> mps_active(const device &dev) {
-  try {
-    return dev.attribute(CU_DEVICE_ATTRIBUTE_MPS_ENABLED) != 0;
-  } catch (const error &) {
-    return std::nullopt;
-  }
-}
-
 nlohmann::json mps_json(const device &dev) {
   const std::optional<bool> on = mps_active(dev);
   return {{"active", on ? nlohmann::json(*on) : nlohmann::json(nullptr)}};

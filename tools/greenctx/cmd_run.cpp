@@ -1,4 +1,6 @@
-// greenctx run --sms N -- PROGRAM ARGS...: runs an unmodified CUDA program on N SMs. greenctx
+// greenctx run --sms N -- PROGRAM ARGS...: runs an unmodified CUDA program on N SMs (or, with
+// --split S --piece I, on piece I of the split S, so that processes given the pieces of one
+// split run on disjoint SMs). greenctx
 // checks the request, sets the environment of tools/run_protocol.hpp and execs the program, so
 // that the program is the process: its pid, signals and exit status are those of a plain run. The
 // preload library in it confines its CUDA work and prints the summary when it exits.
@@ -28,6 +30,8 @@ constexpr const char *api = "greenctx run";
 
 struct run_options {
   unsigned sms = 0;
+  std::string split;           ///< --split: a piece of this split...
+  std::optional<unsigned> piece; ///< ...this one
   std::string devices = "all";
   bool ignore_coscheduling = false;
   bool strict = false;
@@ -40,8 +44,34 @@ std::optional<std::vector<int>> parse_devices(std::string_view text) {
   return parse_device_list(text, api);
 }
 
+// With the driver, in the check child: the split gives device `d` the piece (made as the
+// preload library will make it, by the same planner), and processes on its pieces can run side by
+// side there (MPS): without MPS they time-slice, which is said, and refused with --strict.
+void check_piece(const run_options &opt, int d) {
+  const device dev(d);
+  const split_flags flags =
+      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
+  const described_partitions parts =
+      describe_partitions(dev, parse_partition_request(opt.split), flags);
+  const unsigned piece = *opt.piece;
+  if (piece >= parts.parts.size())
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        fmt::format("--piece {}: '{}' has {} pieces, 0 to {}", piece, opt.split,
+                                    parts.parts.size(), parts.parts.size() - 1));
+  const std::optional<bool> mps = mps_active(dev);
+  if (mps.value_or(true))
+    return;
+  const std::string why = fmt::format(
+      "MPS is not active on device {}: processes on pieces of '{}' would take turns on the GPU "
+      "(time-slicing), not run side by side; {}",
+      d, opt.split, mps_start_hint);
+  if (opt.strict)
+    throw request_error(CUDA_ERROR_NOT_SUPPORTED, api, why + " (--strict refuses to run without)");
+  std::fprintf(stderr, "greenctx run: %s\n", why.c_str());
+}
+
 // With the driver, in the check child: every device to confine exists and --sms is a size a
-// split of each gives.
+// split of each gives (or --split S has piece --piece on each).
 void check_devices(const run_options &opt, const std::optional<std::vector<int>> &devices) {
   const int count = device::count();
   if (count == 0)
@@ -63,8 +93,13 @@ void check_devices(const run_options &opt, const std::optional<std::vector<int>>
     for (int d = 0; d < count; ++d)
       ordinals.push_back(d);
   }
-  for (int d : ordinals)
-    check_confinement({opt.sms, d, opt.ignore_coscheduling});
+  for (int d : ordinals) {
+    if (opt.split.empty()) {
+      check_confinement({opt.sms, d, opt.ignore_coscheduling});
+      continue;
+    }
+    check_piece(opt, d);
+  }
 }
 
 int run_run(const run_options &opt) {
@@ -73,6 +108,12 @@ int run_run(const run_options &opt) {
   if (opt.command.empty())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "no program: greenctx run --sms N -- PROGRAM ARGS...");
+  if (opt.split.empty() == (opt.sms == 0) || opt.split.empty() == opt.piece.has_value())
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "give either --sms N or --split S with --piece I (a piece of a split, "
+                        "such as --split 16,rest --piece 1)");
+  if (!opt.split.empty())
+    parse_partition_request(opt.split); // a malformed split is bad input, before the driver
   const std::string program = find_program(opt.command.front());
   const std::optional<std::vector<int>> devices = parse_devices(opt.devices);
   // Variables a greenctx run around this one (or a stale shell) left: the library would read them.
@@ -93,7 +134,12 @@ int run_run(const run_options &opt) {
   set("LD_PRELOAD", library + (existing && *existing ? ":" + std::string(existing) : ""));
   const split_flags flags =
       opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  set(protocol::env_sms, std::to_string(opt.sms));
+  if (opt.split.empty()) {
+    set(protocol::env_sms, std::to_string(opt.sms));
+  } else {
+    set(protocol::env_split, opt.split);
+    set(protocol::env_piece, std::to_string(*opt.piece));
+  }
   set(protocol::env_devices, devices ? join_ordinals(*devices) : "all");
   set(protocol::env_split_flags, std::to_string(static_cast<unsigned>(flags))); // CUDA's bits
   if (opt.strict)
@@ -128,8 +174,15 @@ void add_run(CLI::App &app, action &run) {
   cmd->add_option("--sms", opt->sms,
                   "SMs to run on, in decimal: a size one split gives on each GPU to confine (see "
                   "greenctx info)")
-      ->transform(decimal(1, 1u << 20, ""))
-      ->required();
+      ->transform(decimal(1, 1u << 20, ""));
+  cmd->add_option("--split", opt->split,
+                  "With --piece: run on a piece of this split instead of on --sms SMs, in the form "
+                  "of greenctx verify (16,rest; 8,24,rest). Processes given the pieces of one "
+                  "split run on disjoint SMs, side by side under MPS");
+  cmd->add_option("--piece", opt->piece,
+                  "Which piece of --split, counted from 0 in its order (--split 16,rest --piece 1 "
+                  "is the rest)")
+      ->transform(decimal(0, 1u << 20, ""));
   cmd->add_option("-d,--device", opt->devices,
                   "GPUs to confine: all (every GPU the program sees), or ordinals in decimal "
                   "separated by commas (e.g. 0,1), as the program numbers them under "
@@ -152,6 +205,8 @@ void add_run(CLI::App &app, action &run) {
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->footer(fmt::format(
       "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
+      "Two processes on disjoint SMs (start MPS first): greenctx run --split 16,rest --piece 0 "
+      "-- ./serve & greenctx run --split 16,rest --piece 1 -- ./train\n"
       "Before anything runs, greenctx checks the program, --device, the preload library (by "
       "loading it) and --sms on each GPU to confine: exit 2 for bad input, 3 without a driver or "
       "GPU, 4 when the preload library is missing. Then it execs the program with "

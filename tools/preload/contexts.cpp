@@ -1,5 +1,7 @@
 #include "contexts.hpp"
 
+#include "piece.hpp"
+
 #include "report.hpp"
 #include "streams.hpp"
 
@@ -69,6 +71,25 @@ bool make_descriptor(int device, device_state &st) {
     problem("this driver lacks the green-context API (CUDA 12.4+): " + device_name(device) +
             " runs on all its SMs");
     return false;
+  }
+  if (!c.split.empty()) { // a piece of a split
+    std::string why;
+    const std::vector<CUdevResource> pieces = split_piece(device, c.split, c.piece, c.split_flags,
+                                                          &why);
+    if (pieces.empty() || d.generate_desc(&st.desc, const_cast<CUdevResource *>(pieces.data()),
+                                          static_cast<unsigned>(pieces.size())) != CUDA_SUCCESS) {
+      problem("could not make piece " + std::to_string(c.piece) + " of '" + c.split + "' on " +
+              device_name(device) + (why.empty() ? "" : " (" + why + ")") +
+              ": it runs on all its SMs");
+      return false;
+    }
+    unsigned sms = 0;
+    for (const CUdevResource &p : pieces)
+      sms += p.sm.smCount;
+    st.group_sms = sms;
+    debug("piece %u of '%s' on device %d: %u SMs in %zu resource(s): %s", c.piece, c.split.c_str(),
+          device, sms, pieces.size(), hex_of(pieces).c_str());
+    return true;
   }
   CUdevResource all{}, group{};
   unsigned n = 1;

@@ -110,6 +110,7 @@ real_driver load() {
   fetch(r, r.event_create, "cuEventCreate", 2000);
   fetch(r, r.event_destroy, "cuEventDestroy", 4000);
   fetch(r, r.event_record, "cuEventRecord", 2000);
+  fetch(r, r.device_attribute, "cuDeviceGetAttribute", 2000);
   fetch(r, r.func_attribute, "cuFuncGetAttribute", 2020);
   fetch(r, r.max_cluster_size, "cuOccupancyMaxPotentialClusterSize", 11070);
   watch_driver_log(r);

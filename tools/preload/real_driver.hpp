@@ -55,6 +55,7 @@ struct real_driver {
   PFN_cuEventDestroy_v4000 event_destroy = nullptr;
   PFN_cuEventRecord_v2000 event_record = nullptr;
 
+  PFN_cuDeviceGetAttribute_v2000 device_attribute = nullptr;
   PFN_cuFuncGetAttribute_v2020 func_attribute = nullptr;
   PFN_cuOccupancyMaxPotentialClusterSize_v11070 max_cluster_size = nullptr;
 

@@ -48,14 +48,17 @@ settings read_settings() {
   if (const char *v = std::getenv(rp::env_root_pid))
     s.root_pid = decimal(v);
   const char *sms = std::getenv(rp::env_sms);
-  if (!sms)
+  const char *split = std::getenv(rp::env_split);
+  if (!sms && !(split && *split))
     return s;
-  const long n = decimal(sms);
-  if (n <= 0) {
-    s.error = std::string(rp::env_sms) + "='" + sms + "' is not a positive decimal number";
-    return s;
+  if (sms) {
+    const long n = decimal(sms);
+    if (n <= 0) {
+      s.error = std::string(rp::env_sms) + "='" + sms + "' is not a positive decimal number";
+      return s;
+    }
+    s.sms = static_cast<unsigned>(n);
   }
-  s.sms = static_cast<unsigned>(n);
   if (const char *v = std::getenv(rp::env_split_flags); v && *v) {
     const long f = decimal(v);
     if (f < 0) {
@@ -63,6 +66,17 @@ settings read_settings() {
       return s;
     }
     s.split_flags = static_cast<unsigned>(f);
+  }
+  if (const char *v = std::getenv(rp::env_split); v && *v) {
+    const char *piece = std::getenv(rp::env_piece);
+    const long i = piece ? decimal(piece) : -1;
+    if (i < 0) {
+      s.error = std::string(rp::env_split) + " is set but " + rp::env_piece + "='" +
+                (piece ? piece : "") + "' is not a piece number";
+      return s;
+    }
+    s.split = v;
+    s.piece = static_cast<unsigned>(i);
   }
   if (const char *v = std::getenv(rp::env_devices); v && *v && std::strcmp(v, "all") != 0) {
     s.all_devices = false;
@@ -201,13 +215,14 @@ void summarize() {
   else if (!devices)
     std::fprintf(stderr,
                  "greenctx run: '%s' used CUDA but never made a confined device's context "
-                 "current: nothing ran on the %u SMs\n",
-                 name, c.sms);
+                 "current: nothing ran on %s\n",
+                 name, c.confinement().c_str());
   else if (c.debug)
     std::fprintf(stderr,
-                 "greenctx run: %llu process(es); device(s) %s on %u SMs; %llu green "
+                 "greenctx run: %llu process(es); device(s) %s on %s; %llu green "
                  "context(s), %llu blocking stream(s) and %llu per-thread stream(s) emulated\n",
-                 processes, device_list(devices).c_str(), c.sms, contexts, blocking, per_thread);
+                 processes, device_list(devices).c_str(), c.confinement().c_str(), contexts,
+                 blocking, per_thread);
 }
 
 struct at_exit {

@@ -14,10 +14,12 @@ struct settings {
   bool active = false;            ///< GREENCTX_RUN_SMS is set: confine
   bool measure = false;           ///< GREENCTX_RUN_MEASURE=1: time the GPU phase (also unconfined)
   bool real_sm_count = false;     ///< GREENCTX_RUN_REAL_SM_COUNT=1: do not report N SMs
-  unsigned sms = 0;               ///< SMs per confined device
+  unsigned sms = 0;               ///< SMs per confined device (0 with a piece of a split)
   bool all_devices = true;        ///< GREENCTX_RUN_DEVICES=all (or unset)
   unsigned long long devices = 0; ///< bit d: device d is confined (when !all_devices)
   unsigned split_flags = 0;       ///< cuDevSmResourceSplitByCount flags
+  std::string split;              ///< GREENCTX_RUN_SPLIT: run on a piece of this split...
+  unsigned piece = 0;             ///< ...this one (when `split` is not empty)
   bool strict = false;            ///< a guarantee that cannot be kept ends the process
   bool quiet = false;             ///< no summary at exit
   bool debug = false;             ///< trace on stderr
@@ -25,6 +27,12 @@ struct settings {
   const char *report = nullptr;
   long root_pid = -1;
   std::string error; ///< a malformed setting (then active is false)
+
+  /// What a confined device runs on, for messages: "the 16 SMs", "piece 1 of '16,rest'".
+  std::string confinement() const {
+    return split.empty() ? "the " + std::to_string(sms) + " SMs"
+                         : "piece " + std::to_string(piece) + " of '" + split + "'";
+  }
 
   /// Whether the hooks are handed out at all: to confine, or only to time the GPU phase.
   bool hooks() const { return active || measure; }
