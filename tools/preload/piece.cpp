@@ -20,11 +20,21 @@ int attribute(CUdevice device, CUdevice_attribute a) {
   return v;
 }
 
+// `raw` as greenctx's library wraps a resource the driver filled in (detail::make_sm_resource):
+// the granularity it reports, or where it reports none, `fallback` (the documented one).
+sm_resource wrap(const CUdevResource &raw, CUdevice device, granularity fallback, int cc_major,
+                 std::uint64_t origin = 0) {
+  granularity g{raw.sm.minSmPartitionSize, raw.sm.smCoscheduledAlignment};
+  if (g.min_partition == 0 || g.alignment == 0)
+    g = fallback;
+  return sm_resource(raw, device, g, cc_major, origin);
+}
+
 // The split and the intermediate contexts the planner asks for, with the driver's own calls: what
 // src/core/group_split_driver.cpp's driver_backend does through greenctx's driver layer.
-split_backend raw_backend(CUdevice device, int cc_major) {
+split_backend raw_backend(CUdevice device, granularity documented, int cc_major) {
   split_backend b;
-  b.split = [device, cc_major](const sm_resource &input, unsigned unit, bool ignore) {
+  b.split = [device, documented, cc_major](const sm_resource &input, unsigned unit, bool ignore) {
     static std::atomic<std::uint64_t> origin{0};
     const unsigned flags = ignore ? CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING : 0;
     unsigned n = 0;
@@ -38,10 +48,10 @@ split_backend raw_backend(CUdevice device, int cc_major) {
     const std::uint64_t o = ++origin;
     std::vector<sm_resource> groups;
     for (unsigned i = 0; i < n; ++i)
-      groups.emplace_back(out[i], device, input.grain(), cc_major, o);
-    return std::pair{std::move(groups), sm_resource(rest, device, input.grain(), cc_major, o)};
+      groups.push_back(wrap(out[i], device, documented, cc_major, o));
+    return std::pair{std::move(groups), wrap(rest, device, documented, cc_major, o)};
   };
-  b.make_splittable = [device, cc_major](std::span<const sm_resource> pieces) {
+  b.make_splittable = [device, documented, cc_major](std::span<const sm_resource> pieces) {
     static std::mutex mutex;
     static auto *made = new std::map<std::string, CUdevResource>; // never destroyed
     std::vector<CUdevResource> raw;
@@ -63,7 +73,7 @@ split_backend raw_backend(CUdevice device, int cc_major) {
                             "an intermediate green context could not be made");
       it = made->emplace(key, r).first;
     }
-    return sm_resource(it->second, device, pieces.front().grain(), cc_major);
+    return wrap(it->second, device, documented, cc_major);
   };
   return b;
 }
@@ -94,10 +104,9 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     const int major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     const int minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     const auto f = static_cast<split_flags>(flags);
-    granularity reported{all.sm.minSmPartitionSize, all.sm.smCoscheduledAlignment};
-    if (reported.min_partition == 0 || reported.alignment == 0)
-      reported = documented_granularity(major, minor);
-    const sm_resource input(all, device, reported, major);
+    const granularity documented = documented_granularity(major, minor);
+    const sm_resource input = wrap(all, device, documented, major);
+    const granularity reported = input.grain();
     const partition_plan plan = plan_partitions(parse_partition_request(spec), all.sm.smCount,
                                                 effective_granularity(reported, major, f), f);
     if (index >= plan.parts.size()) {
@@ -111,7 +120,8 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     const group_limits limits = make_group_limits(all.sm.smCount, reported, major);
     apply_group_defaults(params, limits);
     const group_split_result made = plan_group_split(input, params, {split_unit_of(plan)}, limits,
-                                                     raw_backend(device, major), false);
+                                                     raw_backend(device, documented, major),
+                                                     false);
     const auto &part = plan.parts[index];
     if (part.rest) {
       if (made.remainder.pieces.empty()) {
