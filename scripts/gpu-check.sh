@@ -16,6 +16,8 @@
 #              a PyTorch program (wall time, GPU phase, the number it prints)
 #   bench      greenctx bench, the overhead/repartition/pool benchmarks
 #   overhead   what confinement costs (scripts/overhead-check.sh)
+#   processes  processes on the pieces of one split under an MPS daemon of its own
+#              (tests/run/mps_pieces.sh; skipped, said, where MPS cannot start)
 #   python     the Python module's check (scripts/gpu-check-python.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
 # GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
@@ -28,7 +30,7 @@ log="$out/gpu-check.log"
 bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 failed=()
-groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside compare bench overhead python comm} "
+groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes compare bench overhead python comm} "
 [ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }
 [ -n "${GPU_CHECK_SKIP_SEMANTICS:-}" ] && groups=${groups/ semantics / }
 [ -n "${GPU_CHECK_SKIP_PYTHON:-}" ] && groups=${groups/ python / }
@@ -119,6 +121,12 @@ for metric in wall gpu-time 'regex:matmuls: ([0-9.]+) s'; do
     --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" \
     -- python3 bench/torch_matmuls.py
 done
+fi
+
+if want processes; then
+  # 77 from the script: MPS could not be started on this machine (it says why): not a failure.
+  step processes-mps bash -c "tests/run/mps_pieces.sh '$bin' '$out/processes'; rc=\$?;
+    if [ \$rc -eq 77 ]; then echo 'processes: SKIPPED: MPS unavailable here'; exit 0; fi; exit \$rc"
 fi
 
 if ! want bench; then

@@ -36,6 +36,7 @@ constexpr int exit_ok = 0;
 constexpr int exit_check_failed = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_no_driver = 3;
+constexpr int exit_unsupported = 4;
 
 struct cli_result {
   int exit_code = -1; ///< -1 when the child did not exit normally (signal, timeout)
@@ -836,6 +837,63 @@ TEST(Cli, RunTakesAPieceOfASplit) {
   EXPECT_TRUE(contains(r.err, "'bogus'")) << r;
   r = run_cli({"run", "--split", "16,rest", "--piece", "-1", "--", "true"}, {fake_driver});
   EXPECT_EQ(r.exit_code, exit_usage) << r;
+}
+
+// greenctx mps over a stand-in for nvidia-cuda-mps-control (tests/cpu/fake_mps_control.sh).
+TEST(Cli, MpsStartsStopsAndShowsTheDaemon) {
+  temp_dir dir;
+  const std::string fake = std::string(GREENCTX_SOURCE_DIR) + "/tests/cpu/fake_mps_control.sh";
+  const std::string pipes = (dir.path / "pipes").string(), logs = (dir.path / "logs").string();
+  const std::vector<std::string> where = {"--pipe-dir", pipes, "--control", fake};
+  auto with = [&](std::vector<std::string> args, bool log_dir = false) {
+    args.insert(args.end(), where.begin(), where.end());
+    if (log_dir) {
+      args.push_back("--log-dir");
+      args.push_back(logs);
+    }
+    return run_cli(args);
+  };
+  auto r = with({"mps", "status"});
+  EXPECT_EQ(r.exit_code, exit_check_failed) << r;
+  EXPECT_TRUE(contains(r.out, "MPS control daemon: not running in " + pipes)) << r;
+
+  r = with({"mps", "start"}, true);
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "started the MPS control daemon (pipes in " + pipes + ", logs in " +
+                                  logs + ")"))
+      << r;
+  EXPECT_TRUE(contains(r.out, "export it for those processes")) << r;
+  EXPECT_TRUE(contains(r.out, "Stop it with: greenctx mps stop --pipe-dir " + pipes)) << r;
+  EXPECT_TRUE(std::filesystem::is_directory(logs)) << "the log folder is made";
+  std::ifstream calls(dir.path / "calls.log");
+  const std::string log((std::istreambuf_iterator<char>(calls)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(log, "-d pipe=" + pipes + " log=" + logs)) << log;
+
+  r = with({"mps", "start"}, true);
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "already answers in " + pipes + ": nothing started")) << r;
+  r = with({"mps", "status"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "running in " + pipes)) << r;
+
+  r = with({"mps", "stop"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "stopped the MPS control daemon in " + pipes)) << r;
+  r = with({"mps", "stop"});
+  EXPECT_EQ(r.exit_code, exit_check_failed) << r;
+  EXPECT_TRUE(contains(r.out, "nothing to stop")) << r;
+
+  // A daemon that does not start, a control program that is not there, no subcommand.
+  r = run_cli({"mps", "start", "--pipe-dir", pipes, "--log-dir", logs, "--control", fake},
+              {"FAKE_MPS_REFUSE=1"});
+  EXPECT_EQ(r.exit_code, exit_unsupported) << r;
+  EXPECT_TRUE(contains(r.err, "did not start a daemon (exit 1): An instance of this daemon is "
+                              "already running"))
+      << r;
+  r = run_cli({"mps", "status", "--control", "/nonexistent/nvidia-cuda-mps-control"});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  EXPECT_TRUE(contains(r.err, "MPS comes with the NVIDIA driver")) << r;
+  EXPECT_EQ(run_cli({"mps"}).exit_code, exit_usage);
 }
 
 TEST(Cli, InfoSaysWhetherMpsIsActive) {

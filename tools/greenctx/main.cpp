@@ -41,6 +41,7 @@ int main(int argc, char **argv) try {
   add_split(app, run);
   add_run(app, run);
   add_scale(app, run);
+  add_mps(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
