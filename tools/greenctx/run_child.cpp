@@ -37,7 +37,8 @@ bool is_executable_file(const std::string &path) {
 constexpr const char *protocol_names[] = {
     protocol::env_sms,    protocol::env_devices, protocol::env_split_flags,
     protocol::env_strict, protocol::env_report,  protocol::env_root_pid,
-    protocol::env_quiet,  protocol::env_measure, protocol::env_real_sm_count};
+    protocol::env_quiet,  protocol::env_measure, protocol::env_real_sm_count,
+    protocol::env_split,  protocol::env_piece};
 
 // Their common prefix: any variable that starts with it belongs to the protocol (or to an older
 // greenctx's), so a stale one is removed before the CLI sets its own.

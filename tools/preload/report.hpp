@@ -11,7 +11,7 @@ namespace greenctx::preload {
 
 /// The settings, read once from the environment.
 struct settings {
-  bool active = false;            ///< GREENCTX_RUN_SMS is set: confine
+  bool active = false;            ///< GREENCTX_RUN_SMS or GREENCTX_RUN_SPLIT is set: confine
   bool measure = false;           ///< GREENCTX_RUN_MEASURE=1: time the GPU phase (also unconfined)
   bool real_sm_count = false;     ///< GREENCTX_RUN_REAL_SM_COUNT=1: do not report N SMs
   unsigned sms = 0;               ///< SMs per confined device (0 with a piece of a split)
