@@ -810,7 +810,8 @@ TEST(Cli, RunTakesAPieceOfASplit) {
               {fake_driver});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.err, "MPS is not active on device 0: processes on pieces of '8,24,rest' "
-                              "would take turns on the GPU")) << r;
+                              "would take turns on the GPU"))
+      << r;
   EXPECT_TRUE(contains(r.err, "nvidia-cuda-mps-control -d")) << r;
   r = run_cli({"run", "--strict", "--split", "16,rest", "--piece", "0", "--", "true"},
               {fake_driver});

@@ -23,8 +23,12 @@ __global__ void fill(int *p, int n, int v) {
     p[i] = v;
 }
 
-void CUDART_CB host_fn(void *flag) { *static_cast<int *>(flag) = 1; }
-void CUDART_CB callback_fn(cudaStream_t, cudaError_t, void *flag) { *static_cast<int *>(flag) = 1; }
+void CUDART_CB host_fn(void *flag) {
+  *static_cast<int *>(flag) = 1;
+}
+void CUDART_CB callback_fn(cudaStream_t, cudaError_t, void *flag) {
+  *static_cast<int *>(flag) = 1;
+}
 
 constexpr int n = 1 << 20;
 
@@ -50,7 +54,8 @@ std::string expect_all(int *d, int v) {
 
 std::vector<call> calls() {
   std::vector<call> c;
-  c.push_back({"cudaMemsetAsync", [](int *d) { return cudaMemsetAsync(d, 1, n * sizeof(int), pts); },
+  c.push_back({"cudaMemsetAsync",
+               [](int *d) { return cudaMemsetAsync(d, 1, n * sizeof(int), pts); },
                [](int *d) { return expect_all(d, 0x01010101); }});
   c.push_back({"cudaMemsetAsync (4 MiB, unaligned end)",
                [](int *d) { return cudaMemsetAsync(d, 0, (4u << 20) - 3, pts); }, nullptr});
@@ -165,18 +170,17 @@ std::vector<call> calls() {
                  return rc ? rc : (device == 0 ? cudaSuccess : cudaErrorInvalidDevice);
                },
                nullptr});
-  c.push_back({"cudaStreamIsCapturing, cudaStreamGetCaptureInfo",
-               [](int *) {
-                 cudaStreamCaptureStatus status{};
-                 cudaError_t rc = cudaStreamIsCapturing(pts, &status);
-                 unsigned long long id = 0;
-                 if (!rc)
-                   rc = cudaStreamGetCaptureInfo(pts, &status, &id);
-                 return rc ? rc
-                           : (status == cudaStreamCaptureStatusNone ? cudaSuccess
-                                                                    : cudaErrorUnknown);
-               },
-               nullptr});
+  c.push_back(
+      {"cudaStreamIsCapturing, cudaStreamGetCaptureInfo",
+       [](int *) {
+         cudaStreamCaptureStatus status{};
+         cudaError_t rc = cudaStreamIsCapturing(pts, &status);
+         unsigned long long id = 0;
+         if (!rc)
+           rc = cudaStreamGetCaptureInfo(pts, &status, &id);
+         return rc ? rc : (status == cudaStreamCaptureStatusNone ? cudaSuccess : cudaErrorUnknown);
+       },
+       nullptr});
   c.push_back({"cudaStreamGetAttribute, cudaStreamSetAttribute",
                [](int *) {
                  cudaLaunchAttributeValue v{};
@@ -265,7 +269,8 @@ std::string run_one(const call &c, run_test::recorder &rec) {
     line += format(": %s", cudaGetErrorName(rc));
     cudaGetLastError();
   } else if (sync != cudaSuccess) {
-    rec.fail(format("%s: the stream's synchronization after it: %s", c.name, cudaGetErrorName(sync)));
+    rec.fail(
+        format("%s: the stream's synchronization after it: %s", c.name, cudaGetErrorName(sync)));
     line += format(": ok, then cudaStreamSynchronize %s", cudaGetErrorName(sync));
   } else {
     const std::string wrong = c.check ? c.check(d) : "";

@@ -67,8 +67,8 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
   const int out = mkstemp(log);
   int in[2];
   if (out < 0 || pipe(in) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("mkstemp/pipe: ") +
-                                                      std::strerror(errno));
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                std::string("mkstemp/pipe: ") + std::strerror(errno));
   unlink(log);
   std::fflush(stdout);
   std::fflush(stderr);

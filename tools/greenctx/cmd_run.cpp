@@ -30,7 +30,7 @@ constexpr const char *api = "greenctx run";
 
 struct run_options {
   unsigned sms = 0;
-  std::string split;           ///< --split: a piece of this split...
+  std::string split;             ///< --split: a piece of this split...
   std::optional<unsigned> piece; ///< ...this one
   std::string devices = "all";
   bool ignore_coscheduling = false;

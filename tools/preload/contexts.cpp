@@ -74,8 +74,8 @@ bool make_descriptor(int device, device_state &st) {
   }
   if (!c.split.empty()) { // a piece of a split
     std::string why;
-    const std::vector<CUdevResource> pieces = split_piece(device, c.split, c.piece, c.split_flags,
-                                                          &why);
+    const std::vector<CUdevResource> pieces =
+        split_piece(device, c.split, c.piece, c.split_flags, &why);
     if (pieces.empty() || d.generate_desc(&st.desc, const_cast<CUdevResource *>(pieces.data()),
                                           static_cast<unsigned>(pieces.size())) != CUDA_SUCCESS) {
       problem("could not make piece " + std::to_string(c.piece) + " of '" + c.split + "' on " +

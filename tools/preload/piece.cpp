@@ -90,8 +90,7 @@ std::vector<CUdevResource> raw_of(const std::vector<sm_resource> &pieces) {
 std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsigned index,
                                        unsigned flags, std::string *why) {
   const real_driver &d = real();
-  if (!d.device_resource || !d.split || !d.generate_desc || !d.green_create ||
-      !d.green_resource) {
+  if (!d.device_resource || !d.split || !d.generate_desc || !d.green_create || !d.green_resource) {
     *why = "this driver lacks the green-context API (CUDA 12.4+)";
     return {};
   }
@@ -120,8 +119,7 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     const group_limits limits = make_group_limits(all.sm.smCount, reported, major);
     apply_group_defaults(params, limits);
     const group_split_result made = plan_group_split(input, params, {split_unit_of(plan)}, limits,
-                                                     raw_backend(device, documented, major),
-                                                     false);
+                                                     raw_backend(device, documented, major), false);
     const auto &part = plan.parts[index];
     if (part.rest) {
       if (made.remainder.pieces.empty()) {

@@ -46,7 +46,9 @@ void CUDA_CB driver_logged(void *, CUlogLevel, char *message, std::size_t length
   const std::string text(message, length);
   if (text.find("stream-per-thread") != std::string::npos)
     problem("a library handed the driver cudaStreamPerThread past greenctx's hooks, and the driver "
-            "refuses it in a green context (\"" + text + "\"); cuBLAS does this for a handle's "
+            "refuses it in a green context (\"" +
+            text +
+            "\"); cuBLAS does this for a handle's "
             "default workspace on cudaStreamPerThread: give the handle a workspace "
             "(cublasSetWorkspace) or a stream of the program's own (docs/run-design.md)");
   if (!config().debug)
@@ -67,7 +69,8 @@ void watch_driver_log(const real_driver &r) {
     debug("the driver's error log cannot be read (cuLogsRegisterCallback: a driver before 12.9?)");
 }
 #else
-void watch_driver_log(const real_driver &) {}
+void watch_driver_log(const real_driver &) {
+}
 #endif
 
 real_driver load() {

@@ -292,8 +292,8 @@ void debug(const char *format, ...) {
   // One write per line, so that the lines of threads tracing at once do not interleave; the
   // thread is named as the CUDA runtime's own log (CUDA_LOG_FILE) names it.
   char line[1024];
-  int n = std::snprintf(line, sizeof line, "greenctx run [debug] [%lu]: ",
-                        static_cast<unsigned long>(pthread_self()));
+  int n = std::snprintf(line, sizeof line,
+                        "greenctx run [debug] [%lu]: ", static_cast<unsigned long>(pthread_self()));
   std::va_list args;
   va_start(args, format);
   const int body = std::vsnprintf(line + n, sizeof line - n - 1, format, args);
