@@ -33,8 +33,8 @@ std::string mps_line(const device &dev) {
   if (*on)
     return "MPS           active: this process is an MPS client; green contexts of different "
            "processes\n              can hold disjoint SMs side by side\n";
-  return "MPS           not active: processes on this GPU time-slice; with MPS (started with\n"
-         "              nvidia-cuda-mps-control -d) their green contexts run side by side\n";
+  return "MPS           not active: processes on this GPU time-slice; with MPS (greenctx mps\n"
+         "              start) their green contexts run side by side\n";
 }
 
 // What one GPU offers: its part of the JSON (the environment's fields, the PCI bus id, the valid
