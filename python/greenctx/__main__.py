@@ -1,0 +1,5 @@
+"""``python -m greenctx ARGS`` runs the greenctx command (see greenctx._cli)."""
+
+from greenctx._cli import main
+
+main()
