@@ -67,7 +67,8 @@ def test_the_command_and_python_m_run_the_program():
     for cmd in ([script, "--help"], [sys.executable, "-m", "greenctx", "--help"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r
-        assert "greenctx run" in r.stdout or "run" in r.stdout, r.stdout
+        assert r.stdout.startswith("greenctx: partition a GPU's SMs"), r.stdout
+        assert "\n  run " in r.stdout and "\n  mps " in r.stdout, r.stdout
 
 
 def test_without_a_driver_info_and_run_say_so():
