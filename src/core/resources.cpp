@@ -3,6 +3,7 @@
 
 #include "driver/driver_api.hpp"
 #include "greenctx/plan/granularity.hpp"
+#include "greenctx/plan/resource.hpp"
 
 #include <atomic>
 
@@ -12,10 +13,7 @@ sm_resource make_sm_resource(const CUdevResource &raw, CUdevice dev, std::uint64
   int major = 0, minor = 0;
   GREENCTX_CALL(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   GREENCTX_CALL(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  granularity g{raw.sm.minSmPartitionSize, raw.sm.smCoscheduledAlignment};
-  if (g.min_partition == 0 || g.alignment == 0)
-    g = documented_granularity(major, minor);
-  return sm_resource(raw, dev, g, major, origin);
+  return reported_sm_resource(raw, dev, documented_granularity(major, minor), major, origin);
 }
 
 std::uint64_t next_split_origin() noexcept {

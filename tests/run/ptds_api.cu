@@ -52,6 +52,26 @@ std::string expect_all(int *d, int v) {
   return "";
 }
 
+// A graph of one fill(d, n, v), captured on cudaStreamPerThread, and its executable graph once
+// made: both destroyed with it.
+struct graph_of_fill {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t capture(int *d, int v) {
+    const cudaError_t rc = cudaStreamBeginCapture(pts, cudaStreamCaptureModeThreadLocal);
+    if (rc)
+      return rc;
+    fill<<<64, 256, 0, pts>>>(d, n, v);
+    return cudaStreamEndCapture(pts, &graph);
+  }
+  ~graph_of_fill() {
+    if (exec)
+      cudaGraphExecDestroy(exec);
+    if (graph)
+      cudaGraphDestroy(graph);
+  }
+};
+
 std::vector<call> calls() {
   std::vector<call> c;
   c.push_back({"cudaMemsetAsync",
@@ -192,47 +212,25 @@ std::vector<call> calls() {
                nullptr});
   c.push_back({"capture on cudaStreamPerThread, cudaGraphInstantiate, cudaGraphLaunch",
                [](int *d) {
-                 cudaGraph_t g = nullptr;
-                 cudaGraphExec_t x = nullptr;
-                 cudaError_t rc = cudaStreamBeginCapture(pts, cudaStreamCaptureModeThreadLocal);
-                 if (rc)
-                   return rc;
-                 fill<<<64, 256, 0, pts>>>(d, n, 12);
-                 rc = cudaStreamEndCapture(pts, &g);
+                 graph_of_fill graph;
+                 cudaError_t rc = graph.capture(d, 12);
                  if (!rc)
-                   rc = cudaGraphInstantiate(&x, g, 0);
+                   rc = cudaGraphInstantiate(&graph.exec, graph.graph, 0);
                  if (!rc)
-                   rc = cudaGraphUpload(x, pts);
-                 if (!rc)
-                   rc = cudaGraphLaunch(x, pts);
-                 if (x)
-                   cudaGraphExecDestroy(x);
-                 if (g)
-                   cudaGraphDestroy(g);
-                 return rc;
+                   rc = cudaGraphUpload(graph.exec, pts);
+                 return rc ? rc : cudaGraphLaunch(graph.exec, pts);
                },
                [](int *d) { return expect_all(d, 12); }});
   c.push_back({"cudaGraphInstantiateWithParams (upload on cudaStreamPerThread)",
                [](int *d) {
-                 cudaGraph_t g = nullptr;
-                 cudaGraphExec_t x = nullptr;
-                 cudaError_t rc = cudaStreamBeginCapture(pts, cudaStreamCaptureModeThreadLocal);
-                 if (rc)
-                   return rc;
-                 fill<<<64, 256, 0, pts>>>(d, n, 13);
-                 rc = cudaStreamEndCapture(pts, &g);
+                 graph_of_fill graph;
                  cudaGraphInstantiateParams params{};
                  params.flags = cudaGraphInstantiateFlagUpload;
                  params.uploadStream = pts;
+                 cudaError_t rc = graph.capture(d, 13);
                  if (!rc)
-                   rc = cudaGraphInstantiateWithParams(&x, g, &params);
-                 if (!rc)
-                   rc = cudaGraphLaunch(x, pts);
-                 if (x)
-                   cudaGraphExecDestroy(x);
-                 if (g)
-                   cudaGraphDestroy(g);
-                 return rc;
+                   rc = cudaGraphInstantiateWithParams(&graph.exec, graph.graph, &params);
+                 return rc ? rc : cudaGraphLaunch(graph.exec, pts);
                },
                [](int *d) { return expect_all(d, 13); }});
   c.push_back({"cudaMemPrefetchAsync (managed memory)",

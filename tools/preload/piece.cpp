@@ -20,16 +20,6 @@ int attribute(CUdevice device, CUdevice_attribute a) {
   return v;
 }
 
-// `raw` as greenctx's library wraps a resource the driver filled in (detail::make_sm_resource):
-// the granularity it reports, or where it reports none, `fallback` (the documented one).
-sm_resource wrap(const CUdevResource &raw, CUdevice device, granularity fallback, int cc_major,
-                 std::uint64_t origin = 0) {
-  granularity g{raw.sm.minSmPartitionSize, raw.sm.smCoscheduledAlignment};
-  if (g.min_partition == 0 || g.alignment == 0)
-    g = fallback;
-  return sm_resource(raw, device, g, cc_major, origin);
-}
-
 // The split and the intermediate contexts the planner asks for, with the driver's own calls: what
 // src/core/group_split_driver.cpp's driver_backend does through greenctx's driver layer.
 split_backend raw_backend(CUdevice device, granularity documented, int cc_major) {
@@ -48,8 +38,9 @@ split_backend raw_backend(CUdevice device, granularity documented, int cc_major)
     const std::uint64_t o = ++origin;
     std::vector<sm_resource> groups;
     for (unsigned i = 0; i < n; ++i)
-      groups.push_back(wrap(out[i], device, documented, cc_major, o));
-    return std::pair{std::move(groups), wrap(rest, device, documented, cc_major, o)};
+      groups.push_back(reported_sm_resource(out[i], device, documented, cc_major, o));
+    return std::pair{std::move(groups),
+                     reported_sm_resource(rest, device, documented, cc_major, o)};
   };
   b.make_splittable = [device, documented, cc_major](std::span<const sm_resource> pieces) {
     static std::mutex mutex;
@@ -73,7 +64,7 @@ split_backend raw_backend(CUdevice device, granularity documented, int cc_major)
                             "an intermediate green context could not be made");
       it = made->emplace(key, r).first;
     }
-    return wrap(it->second, device, documented, cc_major);
+    return reported_sm_resource(it->second, device, documented, cc_major);
   };
   return b;
 }
@@ -104,7 +95,7 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     const int minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     const auto f = static_cast<split_flags>(flags);
     const granularity documented = documented_granularity(major, minor);
-    const sm_resource input = wrap(all, device, documented, major);
+    const sm_resource input = reported_sm_resource(all, device, documented, major);
     const granularity reported = input.grain();
     const partition_plan plan = plan_partitions(parse_partition_request(spec), all.sm.smCount,
                                                 effective_granularity(reported, major, f), f);

@@ -47,4 +47,15 @@ private:
   std::uint64_t origin_ = 0;
 };
 
+/// A resource the driver filled in, on device `device` of compute capability `cc_major`: with the
+/// granularity it reports, or `documented` where it reports none (12.x drivers leave both zero).
+inline sm_resource reported_sm_resource(const CUdevResource &raw, CUdevice device,
+                                        granularity documented, int cc_major,
+                                        std::uint64_t origin = 0) noexcept {
+  granularity g{raw.sm.minSmPartitionSize, raw.sm.smCoscheduledAlignment};
+  if (g.min_partition == 0 || g.alignment == 0)
+    g = documented;
+  return sm_resource(raw, device, g, cc_major, origin);
+}
+
 } // namespace greenctx
