@@ -16,10 +16,14 @@
 #              preload library: the driver's own cost, which greenctx cannot remove
 # Each process times its launches itself (start-up excluded): a warm-up, then repetitions of empty
 # kernel launches, and prints the median; then the same for cudaStreamQuery. Once per round, SGEMM
-# plain and confined (the kernels themselves: x1.000 expected).
+# plain and confined (the kernels themselves: x1.000 expected). After the rounds, per stream kind,
+# bench/launch_pairs.cu compares inside one process, block against block: the driver's green
+# context against the primary context (plain), and the hooked cuLaunchKernel against libcuda's
+# own (plain: a control, the same function twice; hooks alone; confined).
 #
 # Writes under $OUT (default ./overhead-out):
 #   overhead-samples.jsonl  one line per process: round, stream, configuration, exit, its JSON line
+#                           (the paired runs: round 0, mode pairs-contexts or pairs-hooks)
 #   overhead.json           the summary (scripts/overhead-summary.py): per stream kind and
 #                           configuration the median over rounds of the in-process medians, the
 #                           round-by-round ratios with their quartiles, the verdict, the machine
@@ -31,7 +35,8 @@
 #
 # Settings (environment): OVERHEAD_ROUNDS (10), OVERHEAD_STREAMS ("legacy blocking nonblocking",
 # the issue's three; add per-thread for cudaStreamPerThread, about 70 s more),
-# OVERHEAD_REPETITIONS (7), OVERHEAD_LAUNCHES (20000 per repetition), OVERHEAD_QUERIES (20000 per
+# OVERHEAD_PAIRS (150 pairs of blocks per paired run, 0: none; about 40 s for the three stream
+# kinds), OVERHEAD_REPETITIONS (7), OVERHEAD_LAUNCHES (20000 per repetition), OVERHEAD_QUERIES (20000 per
 # repetition), OVERHEAD_WARMUP (3000), OVERHEAD_GEMM ("8192 10", N and iterations; empty: no
 # SGEMM), OVERHEAD_RUN_TIMEOUT (120 s per process), OVERHEAD_PREFIX (a command put before every
 # run, e.g. "taskset -c 2"). With the defaults: 140 processes, about 4.5 minutes on the H200.
@@ -48,15 +53,18 @@ reps=${OVERHEAD_REPETITIONS:-7}
 launches=${OVERHEAD_LAUNCHES:-20000}
 queries=${OVERHEAD_QUERIES:-20000}
 warmup=${OVERHEAD_WARMUP:-3000}
+pairs=${OVERHEAD_PAIRS:-150}
 read -r -a gemm_args <<< "${OVERHEAD_GEMM-8192 10}"
 limit=${OVERHEAD_RUN_TIMEOUT:-120}
 read -r -a prefix <<< "${OVERHEAD_PREFIX:-}"
 cli="$bin/tools/greenctx/greenctx"
 prog="$bin/tests/greenctx_run_overhead"
+pairs_prog="$bin/bench/greenctx_launch_pairs"
+program=$prog # the program command_of runs
 preload="$bin/tools/greenctx/libgreenctx_preload.so"
 configs=(plain confined hooks own)
 
-for v in "$rounds" "$reps" "$launches" "$queries" "$warmup" "$limit"; do
+for v in "$rounds" "$reps" "$launches" "$queries" "$warmup" "$limit" "$pairs"; do
   if ! [[ $v =~ ^[0-9]+$ ]] || [ "$v" -lt 0 ]; then
     echo "overhead-check: '$v' is not a whole number (OVERHEAD_* settings)" >&2
     exit 2
@@ -102,14 +110,14 @@ launch_args() { # launch_args STREAM: the program's arguments in launch mode
   echo launch --stream "$1" --repetitions "$reps" --launches "$launches" --queries "$queries" \
     --warmup "$warmup"
 }
-command_of() { # command_of CONFIG ARGS...: sets cmd, the command line of one run
+command_of() { # command_of CONFIG ARGS...: sets cmd, the command line of one run of $program
   local config=$1; shift
   case $config in
-    plain) cmd=("$prog" "$@") ;;
-    confined) cmd=("$cli" run --sms "$sms" -- "$prog" "$@") ;;
+    plain) cmd=("$program" "$@") ;;
+    confined) cmd=("$cli" run --sms "$sms" -- "$program" "$@") ;;
     hooks) cmd=(env "LD_PRELOAD=$preload${LD_PRELOAD:+:$LD_PRELOAD}" "GREENCTX_RUN_SMS=$sms"
-                GREENCTX_RUN_DEVICES=63 "$prog" "$@") ;;
-    own) cmd=("$prog" "$@" --own-green-context) ;;
+                GREENCTX_RUN_DEVICES=63 "$program" "$@") ;;
+    own) cmd=("$program" "$@" --own-green-context) ;;
   esac
   cmd=("${prefix[@]}" "${cmd[@]}")
 }
@@ -185,6 +193,25 @@ for ((r = 1; r <= rounds; r++)); do
 done
 echo "overhead-check: $(($(date +%s) - started)) s for $seq processes"
 
+# The parts of a launch's cost inside one process (bench/launch_pairs.cu), block against block,
+# which the noise between processes leaves out: the hooks against the driver's own function
+# (plain: the method's control, the same function twice), and the driver's green context
+# against the primary context.
+if [ "$pairs" -gt 0 ] && [ -x "$pairs_prog" ]; then
+  program=$pairs_prog
+  for stream in "${streams[@]}"; do
+    pargs=(--stream "$stream" --pairs "$pairs")
+    run_one 0 pairs-contexts "$stream" plain contexts "${pargs[@]}"
+    for config in plain hooks confined; do
+      run_one 0 pairs-hooks "$stream" "$config" hooks "${pargs[@]}"
+    done
+  done
+  program=$prog
+  echo "overhead-check: paired blocks done, $(($(date +%s) - started)) s in all"
+elif [ "$pairs" -gt 0 ]; then
+  echo "overhead-check: $pairs_prog is missing: no paired blocks (build greenctx_launch_pairs)" >&2
+fi
+
 # The environment and the exact commands, for the summary.
 commands=()
 read -r -a args <<< "$(launch_args STREAM)"
@@ -198,6 +225,16 @@ if [ ${#gemm_args[@]} -gt 0 ]; then
     commands+=("$(printf '%q ' "${cmd[@]}")")
   done
 fi
+if [ "$pairs" -gt 0 ]; then
+  program=$pairs_prog
+  command_of plain contexts --stream STREAM --pairs "$pairs"
+  commands+=("$(printf '%q ' "${cmd[@]}")")
+  for config in plain hooks confined; do
+    command_of "$config" hooks --stream STREAM --pairs "$pairs"
+    commands+=("$(printf '%q ' "${cmd[@]}")")
+  done
+  program=$prog
+fi
 OV_GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null) \
 OV_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null) \
 OV_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1) \
@@ -205,7 +242,7 @@ OV_CORES=$(nproc) \
 OV_DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ) \
 OV_COMMIT=$(cat "$bin/COMMIT" 2>/dev/null || git describe --always --dirty 2>/dev/null || echo unknown) \
 OV_SMS=$sms OV_ROUNDS=$rounds OV_REPS=$reps OV_LAUNCHES=$launches OV_QUERIES=$queries \
-OV_WARMUP=$warmup OV_GEMM="${gemm_args[*]}" OV_STREAMS="${streams[*]}" OV_PREFIX="${prefix[*]}" \
+OV_WARMUP=$warmup OV_PAIRS=$pairs OV_GEMM="${gemm_args[*]}" OV_STREAMS="${streams[*]}" OV_PREFIX="${prefix[*]}" \
 python3 - "$out/meta.json" "${commands[@]}" <<'PY'
 import json, os, sys
 e = os.environ
@@ -216,6 +253,7 @@ meta = {
     "settings": {"rounds": int(e["OV_ROUNDS"]), "streams": e["OV_STREAMS"].split(),
                  "repetitions": int(e["OV_REPS"]), "launches": int(e["OV_LAUNCHES"]),
                  "queries": int(e["OV_QUERIES"]), "warmup": int(e["OV_WARMUP"]),
+                 "pairs": int(e["OV_PAIRS"]),
                  "gemm": e["OV_GEMM"], "prefix": e["OV_PREFIX"],
                  "order": "per round r (from 1) and stream kind k (from 0): configurations "
                           "plain, confined, hooks, own rotated left by r - 1 + k; stream kinds "

@@ -40,6 +40,17 @@ PAIRS = (
     ("confined", "own", "the hooks' cost on top of the driver's (both in a green context)"),
     ("hooks", "plain", "the hooks alone: the library loaded, nothing confined"),
 )
+# The paired runs inside one process (bench/launch_pairs.cu): (mode, config, key, what A / B is).
+PAIRED = (
+    ("pairs-contexts", "plain", "driver", "a green context over all SMs / the primary context "
+     "(libcuda's own launch in both): the driver's cost"),
+    ("pairs-hooks", "plain", "control", "cuLaunchKernel as the program gets it / libcuda's own, "
+     "no preload: the same function, the method's own difference"),
+    ("pairs-hooks", "hooks", "hooks_alone", "the hook / libcuda's own, preload loaded, nothing "
+     "confined"),
+    ("pairs-hooks", "confined", "hooks", "the hook / libcuda's own, in the green context of "
+     "greenctx run: greenctx's cost"),
+)
 # Whether each configuration's launches must be in a green context.
 # Under greenctx run the program is not told its stream is in a green context (cuStreamGetCtx_v2
 # names none: the program cannot tell it is confined); overhead-check.sh checks the library's own
@@ -114,8 +125,29 @@ def stream_summary(samples, stream):
         p = paired(launch[num], launch[den])
         out["pairs"][key] = {"measures": what, **p}
         out["query_pairs"][key] = {"measures": what, **paired(query[num], query[den])}
+    out["paired"] = paired_blocks(samples, stream)
     out["verdict"] = verdict(stream, out)
     return out
+
+
+def paired_blocks(samples, stream):
+    """The paired runs of one stream kind: {key: the program's JSON line}."""
+    out = {}
+    for mode, config, key, what in PAIRED:
+        for smp in samples:
+            r = smp.get("result")
+            if ((smp["mode"], smp.get("stream"), smp["config"]) == (mode, stream, config)
+                    and smp["exit"] == 0 and isinstance(r, dict)):
+                out[key] = {"measures": what, **r}
+    return out
+
+
+def fmt_paired(r):
+    if not r:
+        return "–"
+    lo, hi = r["rel_ci95"]
+    return (f"{r['rel_median'] * 100:+.2f}% ({lo * 100:+.2f} to {hi * 100:+.2f}), "
+            f"{r['diff_ns']:+.0f} ns")
 
 
 def verdict(stream, s):
@@ -165,6 +197,14 @@ def verdict(stream, s):
                  "stream kind by itself")
     elif not driver:
         text += ". No own-green-context rounds: the driver's share is not known"
+    inside = s.get("paired", {})
+    if "driver" in inside and "hooks" in inside:
+        d, h = inside["driver"]["rel_median"], inside["hooks"]["rel_median"]
+        text += (f". Inside one process (paired blocks): the driver's green context "
+                 f"{d * 100:+.2f}%, greenctx's hooks {h * 100:+.2f}% "
+                 f"({inside['hooks']['diff_ns']:+.0f} ns), together about {(d + h) * 100:+.2f}%: "
+                 f"{'within' if d + h <= TARGET - 1 else 'above'} the target, greenctx's part "
+                 f"{'within' if h <= TARGET - 1 else 'above'} it")
     return {"meets_target": meets, "status": status, "confined_over_plain": total["median"],
             "driver_share": driver["median"] if driver else None,
             "hooks_share": hooks["median"] if hooks else None,
@@ -232,6 +272,24 @@ def markdown(report):
             cells.append((f"{inside['median'] * 100:.1f}%" if inside else "–") + " inside, "
                          + (f"{between * 100:.1f}%" if between is not None else "–") + " between")
         lines.append(f"| {stream} | " + " | ".join(cells) + " |")
+    if any(s["paired"] for s in report["launch"].values()):
+        one = next(r for s in report["launch"].values() for r in s["paired"].values())
+        lines += ["", "## Inside one process, block against block (bench/launch_pairs.cu)", "",
+                  f"{one['pairs']} pairs of blocks of {one['launches']} empty-kernel launches in "
+                  "alternating order; the paired (A − B) / B per launch: median (95% interval of "
+                  "the median), and the median difference per launch.", "",
+                  "| stream | " + " | ".join(k for _, _, k, _ in PAIRED) + " |",
+                  "| --- |" + " ---: |" * len(PAIRED)]
+        for stream, s in report["launch"].items():
+            cells = [fmt_paired(s["paired"].get(k)) for _, _, k, _ in PAIRED]
+            lines.append(f"| {stream} | " + " | ".join(cells) + " |")
+        lines += [""] + [f"- {k}: {w}" for _, _, k, w in PAIRED]
+        odd = [f"{stream} {k}" for stream, s in report["launch"].items()
+               for k, r in s["paired"].items()
+               if r.get("same_function") is not (k == "control")]
+        if odd:
+            lines += ["", "Not what it should compare (the control must call one function twice, "
+                      "the others the hook and the driver's own): " + ", ".join(odd)]
     g = report.get("gemm")
     if g:
         lines += ["", "## SGEMM (the kernels themselves, events)", ""]

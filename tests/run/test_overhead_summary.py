@@ -45,6 +45,23 @@ def sample(seq, rnd, stream, config, exit_code=0, green=None, mode="launch"):
                        "us_per_query": [query] * 7, "median_us_per_query": query}}
 
 
+# The paired runs inside one process: (mode, config, relative difference per launch).
+PAIRED = (("pairs-contexts", "plain", 0.012), ("pairs-hooks", "plain", 0.0004),
+          ("pairs-hooks", "hooks", 0.003), ("pairs-hooks", "confined", 0.006))
+
+
+def paired_sample(seq, stream, mode, config, rel):
+    b = 4000.0
+    return {"seq": seq, "round": 0, "mode": mode, "stream": stream, "config": config, "exit": 0,
+            "wall_s": 3.0,
+            "result": {"mode": mode.split("-")[1], "stream": stream, "pairs": 150,
+                       "launches": 2000, "warmup": 64,
+                       "same_function": mode == "pairs-hooks" and config == "plain",
+                       "a_ns": b * (1 + rel), "b_ns": b, "diff_ns": b * rel, "rel_median": rel,
+                       "rel_q1": rel - 0.002, "rel_q3": rel + 0.002,
+                       "rel_ci95": [rel - 0.001, rel + 0.001]}}
+
+
 def make_samples():
     out, seq = [], 0
     for rnd in range(1, ROUNDS + 1):
@@ -63,6 +80,9 @@ def make_samples():
         for config in ("plain", "confined"):
             seq += 1
             out.append(sample(seq, rnd, "legacy", config, mode="gemm"))
+    for mode, config, rel in PAIRED:  # legacy only: blocking has no paired runs
+        seq += 1
+        out.append(paired_sample(seq, "legacy", mode, config, rel))
     return out
 
 
@@ -131,6 +151,17 @@ def main(argv):
           "gemm ratio")
     # A stream kind with no successful run is still listed, with no verdict.
     check(report["launch"]["per-thread"]["verdict"]["meets_target"] is None, "per-thread verdict")
+    # The paired blocks: kept per stream kind, named in the verdict, tabled.
+    check(leg["paired"]["driver"]["rel_median"] == 0.012 and
+          leg["paired"]["hooks"]["diff_ns"] == 24.0, f"paired {leg.get('paired')}")
+    check(blk["paired"] == {}, "blocking has no paired runs")
+    check("the driver's green context +1.20%, greenctx's hooks +0.60% (+24 ns), together about "
+          "+1.80%: within the target, greenctx's part within it" in leg["verdict"]["text"],
+          leg["verdict"]["text"])
+    check("paired blocks" not in blk["verdict"]["text"], blk["verdict"]["text"])
+    check("150 pairs of blocks of 2000" in md and "| legacy | +1.20% (+1.10 to +1.30), +48 ns |"
+          in md, "overhead.md's paired table")
+    check("Not what it should compare" not in md, "the control calls one function")
     for text in ("| legacy | 4.220 |", "misses the 2% target", "unsupported by this driver",
                  "wrong context", "overhead launch --stream STREAM"):
         check(text in md, f"overhead.md lacks '{text}'")
