@@ -7,8 +7,8 @@
 //             found with glibc's dlsym, which no preload hooks). Both launch one empty kernel in
 //             the current context on the same stream. Run plain it is a control: A and B are the
 //             same function ("same_function": true) and the difference is the method's own.
-//   contexts: A = the primary context (the runtime's), B = a green context over all of the
-//             device's SMs made by this program; both through libcuda's own cuLaunchKernel, each
+//   contexts: A = a green context over all of the device's SMs made by this program, B = the
+//             primary context (the runtime's); both through libcuda's own cuLaunchKernel, each
 //             on a stream of its context. What the driver costs in a green context. Meant to run
 //             plain (under greenctx run the primary context is itself a green context).
 //
@@ -262,20 +262,23 @@ int main(int argc, char **argv) {
   const auto f = reinterpret_cast<CUfunction>(kernel);
 
   side a, b;
-  CHECK(d.get_current(&a.ctx));
+  CUcontext runtime_ctx = nullptr;
+  CHECK(d.get_current(&runtime_ctx));
   if (o.mode == "hooks") {
+    a.ctx = runtime_ctx;
     // Made the way the program would make it, so that a preload knows a blocking stream.
     a.stream = make_stream(d.stream_create_as_seen, o.stream);
     a.launch = d.launch_as_seen;
     b = a;
     b.launch = d.launch_own;
   } else {
-    a.stream = make_stream(d.stream_create_own, o.stream);
-    a.launch = d.launch_own;
-    b.ctx = all_sm_green_context();
-    b.launch = d.launch_own;
-    CHECK(d.set_current(b.ctx));
+    b.ctx = runtime_ctx;
     b.stream = make_stream(d.stream_create_own, o.stream);
+    b.launch = d.launch_own;
+    a.ctx = all_sm_green_context();
+    a.launch = d.launch_own;
+    CHECK(d.set_current(a.ctx));
+    a.stream = make_stream(d.stream_create_own, o.stream);
   }
 
   std::vector<double> as, bs, rel;
@@ -292,7 +295,7 @@ int main(int argc, char **argv) {
     bs.push_back(tb);
     rel.push_back((ta - tb) / tb);
   }
-  CHECK(d.set_current(a.ctx));
+  CHECK(d.set_current(runtime_ctx));
   std::vector<double> diff(as.size());
   for (std::size_t i = 0; i < as.size(); ++i)
     diff[i] = as[i] - bs[i];
