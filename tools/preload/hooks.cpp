@@ -160,6 +160,8 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
   if (driver_per_thread || !st.have_target)
     return fn(a...);
   if (st.target == nullptr || st.target == CU_STREAM_LEGACY) {
+    if (!legacy_has_work_to_keep())
+      return fn(a...);
     confined_context *c = st.current();
     if (!c)
       return fn(a...);

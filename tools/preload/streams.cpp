@@ -32,6 +32,12 @@ void legacy_waits_for(blocking_stream &b) {
   real().stream_wait_event(nullptr, b.event, 0);
 }
 
+} // namespace
+
+std::atomic<unsigned> blocking_streams_live{0};
+
+namespace {
+
 // Takes `b` out of its context's list and the map; the caller holds map_mutex.
 void unlink_locked(blocking_stream &b) {
   confined_context &ctx = *b.ctx;
@@ -44,6 +50,7 @@ void unlink_locked(blocking_stream &b) {
     ctx.streams.erase(std::remove(ctx.streams.begin(), ctx.streams.end(), &b), ctx.streams.end());
   }
   stream_map().erase(b.stream);
+  blocking_streams_live.fetch_sub(1, std::memory_order_acq_rel);
   map_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -98,6 +105,7 @@ void add_blocking(confined_context &ctx, CUstream stream, bool per_thread) {
     std::lock_guard ctx_lock(ctx.mutex);
     ctx.streams.push_back(b);
   }
+  blocking_streams_live.fetch_add(1, std::memory_order_acq_rel);
   auto [it, inserted] = stream_map().emplace(stream, b);
   if (!inserted) { // a handle the driver reused while an old record stayed: replace it
     blocking_stream *old = it->second;
@@ -131,6 +139,7 @@ void forget_streams(confined_context &ctx) {
   }
   for (blocking_stream *b : streams) {
     stream_map().erase(b->stream);
+    blocking_streams_live.fetch_sub(1, std::memory_order_acq_rel);
     recycle(*b);
   }
   map_generation.fetch_add(1, std::memory_order_acq_rel);

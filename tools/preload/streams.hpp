@@ -30,6 +30,18 @@ struct blocking_stream {
   bool per_thread = false;
 };
 
+/// How many blocking streams (per-thread ones included) are registered, in every context.
+extern std::atomic<unsigned> blocking_streams_live;
+
+/// Whether any operation on a legacy stream has something to keep: with no blocking stream
+/// registered none has work for it to wait for, and a stream registered later waits for the legacy
+/// stream before its first operation anyway (its epoch starts unseen). A legacy launch then skips
+/// even asking which context is current (a driver call), which is most of what the hooks cost on
+/// the legacy stream (bench/results/2026-12-01-h200-transparent-3/).
+inline bool legacy_has_work_to_keep() {
+  return blocking_streams_live.load(std::memory_order_acquire) != 0;
+}
+
 /// Registers `stream` (just created in `ctx`, current) as blocking.
 void add_blocking(confined_context &ctx, CUstream stream, bool per_thread);
 
