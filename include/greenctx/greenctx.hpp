@@ -17,6 +17,7 @@
 #include "greenctx/plan/pool_plan.hpp"
 #include "greenctx/plan/resource.hpp"
 #include "greenctx/plan/split_advice.hpp"
+#include "greenctx/plan/process_check.hpp"
 #include "greenctx/plan/verify_check.hpp"
 
 #include "greenctx/driver/driver.hpp"

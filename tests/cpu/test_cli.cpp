@@ -648,6 +648,46 @@ TEST(Cli, VerifyWithoutDriver) {
   EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
 }
 
+// ---- verify --processes ------------------------------------------------------------------------
+
+TEST(Cli, VerifyProcessesChecksItsInputBeforeTheDriver) {
+  auto r = run_cli({"verify", "16,rest", "--spin-ms", "50"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--processes")) << r; // the option needs --processes
+  r = run_cli({"verify", "16,rest", "--processes", "--device", "all"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--processes verifies one GPU: name it with --device N")) << r;
+  r = run_cli({"verify", "16,rest", "--processes", "--device", "0,1"});
+  expect_error(r, exit_usage);
+  r = run_cli({"verify", "16,,rest", "--processes"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "empty")) << r;
+  for (const char *bad : {"0", "10001", "1e3", "-1"}) {
+    r = run_cli({"verify", "16,rest", "--processes", "--spin-ms", bad});
+    expect_error(r, exit_usage);
+  }
+  r = run_cli({"verify", "16,rest", "--processes", "--rounds", "0"});
+  expect_error(r, exit_usage);
+}
+
+TEST(Cli, VerifyProcessesWithoutDriver) {
+  const auto r = run_cli({"verify", "16,rest", "--processes"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
+}
+
+TEST(Cli, VerifyHelpShowsProcessesButNotTheInternalProbe) {
+  auto r = run_cli({"verify", "--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "--processes")) << r;
+  EXPECT_TRUE(contains(r.out, "--spin-ms")) << r;
+  r = run_cli({"--help"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_FALSE(contains(r.out, "verify-piece")) << r;
+  // The probe itself needs a driver like every command that touches the GPU.
+  expect_error(run_cli({"verify-piece"}), exit_no_driver);
+}
+
 TEST(Cli, DemoWithoutDriver) {
   expect_error(run_cli({"demo"}), exit_no_driver);
 }

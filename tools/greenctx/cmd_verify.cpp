@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "report/table.hpp"
+#include "verify_processes.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +22,8 @@ struct verify_options {
   bool json = false;
   bool ignore_coscheduling = false;
   unsigned blocks_per_sm = 8;
+  bool processes = false;
+  process_verify_options across; ///< with --processes
 };
 
 char letter(std::size_t i) {
@@ -72,6 +75,19 @@ nlohmann::json verify_json(const driver_info &drv, const device &dev, const part
 int run_verify(const verify_options &opt) {
   // Malformed input is rejected before the driver is touched.
   const partition_request request = parse_partition_request(opt.split);
+  if (opt.processes) {
+    const auto list = parse_device_list(opt.devices, api);
+    if (!list || list->size() != 1)
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "--processes verifies one GPU: name it with --device N, not '" +
+                              opt.devices + "'");
+    process_verify_options across = opt.across;
+    across.split = opt.split;
+    across.device = list->front();
+    across.json = opt.json;
+    across.ignore_coscheduling = opt.ignore_coscheduling;
+    return verify_processes(across);
+  }
   if (opt.blocks_per_sm == 0)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api, "--blocks-per-sm must be at least 1");
   const auto list = parse_device_list(opt.devices, api);
@@ -186,6 +202,22 @@ void add_verify(CLI::App &app, action &run) {
                   "Probe blocks per device SM launched on each partition")
       ->transform(decimal_for<unsigned>())
       ->capture_default_str();
+  auto *processes = cmd->add_flag(
+      "--processes", opt->processes,
+      "Start one process per piece (greenctx run --split SPLIT --piece I) and check, by filling "
+      "the pieces alone and all at once, that each process is told and uses its piece's SMs and "
+      "that the pieces run side by side (needs MPS: without it the processes take turns and the "
+      "check fails)");
+  cmd->add_option("--spin-ms", opt->across.spin_ms,
+                  "With --processes: how long each wave of a fill holds its SMs")
+      ->transform(decimal(1, 10000))
+      ->capture_default_str()
+      ->needs(processes);
+  cmd->add_option("--rounds", opt->across.rounds,
+                  "With --processes: how many times all pieces fill at once")
+      ->transform(decimal(1, 100))
+      ->capture_default_str()
+      ->needs(processes);
   cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
 }
 

@@ -1,6 +1,7 @@
 // greenctx: show, verify and demonstrate SM partitioning with CUDA green contexts.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "verify_processes.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -42,11 +43,12 @@ int main(int argc, char **argv) try {
   add_run(app, run);
   add_scale(app, run);
   add_mps(app, run);
+  add_verify_piece(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify, split, run, scale, demo and bench (see "
+                "': the subcommands are info, verify, split, run, scale, mps, demo and bench (see "
                 "greenctx --help)");
     return exit_usage;
   }
@@ -65,7 +67,7 @@ int main(int argc, char **argv) try {
   }
   if (!run) {
     std::fputs(app.help().c_str(), stderr);
-    print_error("a subcommand is required: info, verify, split, run, scale, demo or bench");
+    print_error("a subcommand is required: info, verify, split, run, scale, mps, demo or bench");
     return exit_usage;
   }
   try {

@@ -1,0 +1,473 @@
+// greenctx verify SPLIT --processes: one process per piece of SPLIT, each started as
+// `greenctx run --split SPLIT --piece I -- greenctx verify-piece` (the hidden probe below), so that
+// what is verified is what `greenctx run` gives a program. greenctx drives them through their
+// stdin and stdout, one command and one JSON line at a time:
+//
+//   probe     a %smid probe over the piece: how many distinct SMs its blocks ran on (under MPS the
+//             ids are renumbered per client, so the count is what can be checked, not the ids)
+//   fill NS   WAVES waves of blocks that each hold half an SM for NS ns (%globaltimer): on exactly
+//             the piece's SMs it takes WAVES x NS; on more SMs less, on SMs shared with other work
+//             more. It answers its first block's start and last block's end on the GPU's timer.
+//
+// Each piece fills alone (the others idle), then all fill at once, ROUNDS times; the checks are
+// greenctx/plan/process_check.hpp's.
+#include "verify_processes.hpp"
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "report/table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <iostream>
+#include <limits.h>
+#include <memory>
+#include <optional>
+#include <poll.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace greenctx::cli {
+namespace {
+
+constexpr const char *api = "greenctx verify --processes";
+
+// ---- the probe: one piece's process -------------------------------------------------------------
+
+void answer(const nlohmann::json &j) {
+  std::cout << j.dump() << std::endl; // flushed: greenctx waits for the line
+}
+
+int run_piece_probe(int ordinal, unsigned waves) {
+  const device dev(ordinal);
+  // What any program would read: under greenctx run, its piece's count.
+  const int told = dev.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  const int per_sm = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  const int per_block = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  // Two blocks an SM, each of half its thread limit: while they spin, nothing else fits there.
+  const unsigned threads = static_cast<unsigned>(std::clamp(per_sm / 2, 32, per_block));
+  const unsigned blocks_per_sm = std::max(1u, static_cast<unsigned>(per_sm) / threads);
+  const unsigned blocks = waves * blocks_per_sm * static_cast<unsigned>(told);
+  const stream s = dev.primary_context().create_stream(stream_flags::non_blocking);
+  device_buffer stamps(dev, 16ull * blocks);
+  answer({{"ready", true},
+          {"told", told},
+          {"pid", static_cast<long>(getpid())},
+          {"blocks", blocks},
+          {"threads", threads}});
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "probe") {
+      const sm_probe probe(dev, 8u * static_cast<unsigned>(told), std::chrono::microseconds(50));
+      probe.launch(s);
+      s.synchronize();
+      answer({{"used", probe.sms_used().size()}});
+    } else if (line.rfind("fill ", 0) == 0) {
+      const long long ns = std::atoll(line.c_str() + 5);
+      launch_timed_spin(s, blocks, std::chrono::nanoseconds(ns), threads, stamps);
+      s.synchronize();
+      std::vector<unsigned long long> t(2ull * blocks);
+      stamps.copy_to_host(t.data(), t.size() * sizeof t[0], s);
+      unsigned long long first = std::numeric_limits<unsigned long long>::max(), last = 0;
+      for (unsigned b = 0; b < blocks; ++b) {
+        first = std::min(first, t[2 * b]);
+        last = std::max(last, t[2 * b + 1]);
+      }
+      answer({{"start_ns", first}, {"end_ns", last}});
+    } else {
+      answer({{"error", "unknown command '" + line + "'"}});
+      return exit_usage;
+    }
+  }
+  return exit_ok;
+}
+
+// ---- greenctx's side ----------------------------------------------------------------------------
+
+std::string self_path() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                std::string("cannot find greenctx's own program: ") + std::strerror(errno));
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+/// One piece's process: its stdin and stdout are pipes of greenctx's, its stderr a file that is
+/// shown when it fails.
+struct piece_process {
+  pid_t pid = -1;
+  int to = -1, from = -1;
+  std::string err_path;
+  std::string pending; ///< read but not yet a whole line
+  bool reaped = false;
+  int status = 0;
+
+  piece_process() = default;
+  piece_process(const piece_process &) = delete;
+  piece_process &operator=(const piece_process &) = delete;
+  ~piece_process() {
+    if (to >= 0)
+      close(to);
+    if (from >= 0)
+      close(from);
+    if (pid > 0 && !reaped) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (!err_path.empty())
+      unlink(err_path.c_str());
+  }
+
+  /// The last lines of what it wrote on stderr.
+  std::string stderr_tail(std::size_t lines = 6) const {
+    std::ifstream in(err_path);
+    std::vector<std::string> all;
+    for (std::string l; std::getline(in, l);)
+      all.push_back(l);
+    std::string out;
+    for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+      out += "\n    " + all[i];
+    return out.empty() ? " (nothing on stderr)" : out;
+  }
+};
+
+void start(piece_process &p, const std::vector<std::string> &argv) {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("pipe: ") + std::strerror(errno));
+  char path[] = "/tmp/greenctx-verify-XXXXXX";
+  const int err = mkostemp(path, O_CLOEXEC);
+  if (err < 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                std::string("cannot make a file for a piece's stderr: ") + std::strerror(errno));
+  p.err_path = path;
+  std::vector<char *> cargv;
+  for (const auto &a : argv)
+    cargv.push_back(const_cast<char *>(a.c_str()));
+  cargv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  p.pid = fork();
+  if (p.pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    dup2(err, 2);
+    execv(cargv[0], cargv.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", cargv[0], std::strerror(errno));
+    std::_Exit(127);
+  }
+  const int fork_errno = errno;
+  close(in[0]);
+  close(out[1]);
+  close(err);
+  p.to = in[1];
+  p.from = out[0];
+  if (p.pid < 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                std::string("fork: ") + std::strerror(fork_errno));
+}
+
+/// Its next line on stdout as JSON, or nullopt when it ended or `timeout` passed.
+std::optional<nlohmann::json> read_answer(piece_process &p, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (const auto nl = p.pending.find('\n'); nl != std::string::npos) {
+      const std::string line = p.pending.substr(0, nl);
+      p.pending.erase(0, nl + 1);
+      try {
+        return nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception &) {
+        continue; // not ours (a library's line on stdout): skip it
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return std::nullopt;
+    pollfd fd{p.from, POLLIN, 0};
+    const int n = poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      continue;
+    char buf[4096];
+    const ssize_t got = read(p.from, buf, sizeof buf);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return std::nullopt;
+    p.pending.append(buf, static_cast<std::size_t>(got));
+  }
+}
+
+bool send(piece_process &p, const std::string &command) {
+  const std::string line = command + "\n";
+  return write(p.to, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+}
+
+/// How process `p` ended, waiting up to `wait` for it: "exited with N", "was killed by signal N",
+/// or "stopped answering" (still running).
+std::string how_it_ended(piece_process &p,
+                         std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (!p.reaped) {
+    const pid_t w = waitpid(p.pid, &p.status, WNOHANG);
+    if (w == p.pid)
+      p.reaped = true;
+    else if (w < 0 || std::chrono::steady_clock::now() >= deadline)
+      break;
+    else
+      usleep(20000);
+  }
+  if (p.reaped && WIFEXITED(p.status))
+    return fmt::format("exited with {}", WEXITSTATUS(p.status));
+  if (p.reaped && WIFSIGNALED(p.status))
+    return fmt::format("was killed by signal {}", WTERMSIG(p.status));
+  return "stopped answering";
+}
+
+/// Sends `command` to process `i` and returns its answer; throws error naming the piece and its
+/// stderr when it does not answer as it should.
+nlohmann::json ask(std::vector<std::unique_ptr<piece_process>> &procs, std::size_t i,
+                   const std::string &command, std::chrono::milliseconds timeout) {
+  piece_process &p = *procs[i];
+  std::optional<nlohmann::json> a;
+  if (send(p, command))
+    a = read_answer(p, timeout);
+  if (!a || a->contains("error"))
+    throw error(CUDA_ERROR_UNKNOWN, api,
+                fmt::format("the process of piece {} {} at '{}'; its stderr:{}", i,
+                            a ? "answered " + a->dump() : how_it_ended(p), command,
+                            p.stderr_tail()));
+  return *a;
+}
+
+struct piece_plan {
+  std::string label;
+  unsigned sms = 0;
+};
+
+fill_span span_of(const nlohmann::json &a) {
+  return {a.at("start_ns").get<double>(), a.at("end_ns").get<double>()};
+}
+
+std::string ms(double ns) {
+  return fmt::format("{:.1f} ms", ns / 1e6);
+}
+
+} // namespace
+
+int verify_processes(const process_verify_options &opt) {
+  const partition_request request = parse_partition_request(opt.split);
+  const driver_info drv = query_driver();
+  const int count = device::count();
+  if (opt.device >= count)
+    resolve_device_list(std::vector<int>{opt.device}, count, api); // throws, with the valid ones
+  const split_flags flags =
+      opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
+
+  // The pieces as the split gives them here; each process makes its own and is checked against
+  // these. The device is let go before the processes start.
+  std::vector<piece_plan> pieces;
+  std::optional<bool> mps;
+  nlohmann::json environment;
+  std::string gpu;
+  {
+    const device dev(opt.device);
+    mps = mps_active(dev);
+    environment = environment_json(drv, dev);
+    const auto [major, minor] = dev.compute_capability();
+    gpu = fmt::format("GPU {} ({}, {} SMs, CC {}.{})", dev.ordinal(), dev.name(),
+                      dev.sms().sm_count(), major, minor);
+    const described_partitions described = describe_partitions(dev, request, flags);
+    for (const auto &p : described.parts)
+      pieces.push_back({p.rest ? "rest" : std::to_string(p.requested), p.desc.sm_count()});
+  }
+  const bool mps_on = mps.value_or(false);
+  if (!opt.json) {
+    fmt::print("greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
+               "{} --piece I)\n",
+               request.to_string(), gpu, opt.split);
+    fmt::print("MPS: {}\n", mps_on ? "active (the processes are MPS clients)"
+                                   : std::string("not active: the processes will take turns on "
+                                                 "the GPU and this check fails; ") +
+                                         mps_start_hint);
+  }
+
+  std::signal(SIGPIPE, SIG_IGN); // a process that died is noticed by its answer, not by a signal
+  const std::string self = self_path();
+  std::vector<std::unique_ptr<piece_process>> procs;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    std::vector<std::string> argv = {self,       "run",
+                                     "--split",  opt.split,
+                                     "--piece",  std::to_string(i),
+                                     "--device", std::to_string(opt.device)};
+    if (opt.ignore_coscheduling)
+      argv.push_back("--ignore-coscheduling");
+    argv.insert(argv.end(), {"--", self, "verify-piece", "--device", std::to_string(opt.device),
+                             "--waves", std::to_string(opt.waves)});
+    procs.push_back(std::make_unique<piece_process>());
+    start(*procs.back(), argv);
+  }
+  const auto startup = std::chrono::seconds(120);
+  const auto per_fill =
+      std::chrono::milliseconds(30000 + 20 * static_cast<long long>(opt.waves) * opt.spin_ms);
+  const long long spin_ns = static_cast<long long>(opt.spin_ms) * 1000000;
+  const std::string fill = "fill " + std::to_string(spin_ns);
+
+  std::vector<piece_measurement> m(pieces.size());
+  std::vector<nlohmann::json> ready(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    std::optional<nlohmann::json> a = read_answer(*procs[i], startup);
+    if (!a || !a->value("ready", false))
+      throw error(CUDA_ERROR_UNKNOWN, api,
+                  fmt::format("the process of piece {} ({}) {} before it was ready; its stderr:{}",
+                              i, pieces[i].label,
+                              a ? "answered " + a->dump() : how_it_ended(*procs[i]),
+                              procs[i]->stderr_tail()));
+    ready[i] = *a;
+    m[i].label = pieces[i].label;
+    m[i].planned = pieces[i].sms;
+    m[i].told = a->at("told").get<unsigned>();
+  }
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    m[i].used = ask(procs, i, "probe", per_fill).at("used").get<unsigned>();
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    m[i].alone = span_of(ask(procs, i, fill, per_fill));
+  for (unsigned r = 0; r < opt.rounds; ++r) {
+    // All at once: every command is written before any answer is read.
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      if (!send(*procs[i], fill))
+        throw error(CUDA_ERROR_UNKNOWN, api,
+                    fmt::format("the process of piece {} {}; its stderr:{}", i,
+                                how_it_ended(*procs[i]), procs[i]->stderr_tail()));
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const std::optional<nlohmann::json> a = read_answer(*procs[i], per_fill);
+      if (!a || a->contains("error"))
+        throw error(CUDA_ERROR_UNKNOWN, api,
+                    fmt::format("the process of piece {} {} in round {}; its stderr:{}", i,
+                                a ? "answered " + a->dump() : how_it_ended(*procs[i]), r + 1,
+                                procs[i]->stderr_tail()));
+      m[i].together.push_back(span_of(*a));
+    }
+  }
+  // Done: each process sees the end of its stdin and exits.
+  for (auto &p : procs) {
+    close(p->to);
+    p->to = -1;
+  }
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    const std::string end = how_it_ended(*procs[i], std::chrono::seconds(30));
+    if (end != "exited with 0")
+      throw error(CUDA_ERROR_UNKNOWN, api,
+                  fmt::format("the process of piece {} {} at the end; its stderr:{}", i, end,
+                              procs[i]->stderr_tail()));
+  }
+
+  process_check_settings settings;
+  settings.expected_ns = static_cast<double>(opt.waves) * static_cast<double>(spin_ns);
+  settings.mps_active = mps_on;
+  const process_check_report report = check_processes(m, settings);
+
+  if (opt.json) {
+    nlohmann::json j;
+    j["environment"] = environment;
+    j["split"] = request.to_string();
+    j["flags"] = opt.ignore_coscheduling ? "ignore_sm_coscheduling" : "none";
+    j["mps_active"] = mps ? nlohmann::json(*mps) : nlohmann::json(nullptr);
+    j["settings"] = {{"spin_ms", opt.spin_ms},
+                     {"waves", opt.waves},
+                     {"rounds", opt.rounds},
+                     {"expected_ms", settings.expected_ns / 1e6}};
+    j["pieces"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      nlohmann::json together = nlohmann::json::array();
+      for (const auto &t : m[i].together)
+        together.push_back({{"start_ns", t.start_ns}, {"end_ns", t.end_ns}});
+      j["pieces"].push_back({{"label", m[i].label},
+                             {"sms", m[i].planned},
+                             {"told", m[i].told},
+                             {"used", m[i].used},
+                             {"pid", ready[i].at("pid")},
+                             {"alone_ms", m[i].alone.length_ns() / 1e6},
+                             {"alone_ratio", report.alone_ratio[i]},
+                             {"slowdown", report.slowdown[i]},
+                             {"together", together}});
+    }
+    j["overlap"] = m.size() > 1 ? nlohmann::json(report.overlap) : nlohmann::json(nullptr);
+    j["violations"] = report.violations;
+    j["notes"] = report.notes;
+    j["ok"] = report.ok();
+    std::cout << j.dump(2) << "\n";
+    return report.ok() ? exit_ok : exit_check_failed;
+  }
+
+  const std::vector<column> columns = {{"#", align::right, 2},
+                                       {"piece", align::left, 5},
+                                       {"SMs", align::right, 3},
+                                       {"told", align::right, 4},
+                                       {"used", align::right, 4},
+                                       {"alone", align::right, 9},
+                                       {"beside the others", align::left}};
+  std::vector<row> rows;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    std::vector<double> spans;
+    for (const auto &t : m[i].together)
+      spans.push_back(t.length_ns());
+    std::sort(spans.begin(), spans.end());
+    const std::string beside =
+        spans.empty()
+            ? "-"
+            : fmt::format("{} (x{:.2f})", ms(spans[spans.size() / 2]), report.slowdown[i]);
+    rows.push_back({std::to_string(i), m[i].label, std::to_string(m[i].planned),
+                    std::to_string(m[i].told), std::to_string(m[i].used),
+                    ms(m[i].alone.length_ns()), beside});
+  }
+  fmt::print("\n{}", text_table(columns, rows));
+  fmt::print("\nfills of {} waves of {} ms: {} on exactly a piece's SMs", opt.waves, opt.spin_ms,
+             ms(settings.expected_ns));
+  if (m.size() > 1)
+    fmt::print("; beside each other the fills ran at the same time for {:.0f}% of the shortest "
+               "(median of {} rounds)",
+               std::max(0.0, report.overlap) * 100, opt.rounds);
+  fmt::print("\n");
+  for (const auto &n : report.notes)
+    fmt::print("note: {}\n", n);
+  if (report.ok()) {
+    fmt::print("\nOK: each process was told its piece's SMs, stayed on them, and the pieces ran "
+               "side by side\n");
+    return exit_ok;
+  }
+  for (const auto &v : report.violations)
+    fmt::print("VIOLATION: {}\n", v);
+  fmt::print("\nFAILED: {} violation{}\n", report.violations.size(),
+             report.violations.size() == 1 ? "" : "s");
+  return exit_check_failed;
+}
+
+void add_verify_piece(CLI::App &app, action &run) {
+  auto ordinal = std::make_shared<int>(0);
+  auto waves = std::make_shared<unsigned>(2);
+  auto *cmd = app.add_subcommand("verify-piece",
+                                 "(internal) one piece's process of greenctx verify --processes");
+  cmd->group(""); // hidden from --help
+  add_device_option(*cmd, *ordinal);
+  cmd->add_option("--waves", *waves)->transform(decimal(1, 64));
+  cmd->callback([ordinal, waves, &run] {
+    run = [ordinal, waves] { return run_piece_probe(*ordinal, *waves); };
+  });
+}
+
+} // namespace greenctx::cli
