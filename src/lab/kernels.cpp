@@ -15,6 +15,7 @@ struct kernel_library {
   CUkernel probe = nullptr;
   CUkernel spin = nullptr;
   CUkernel timed_spin = nullptr;
+  CUkernel timed_work = nullptr;
   CUkernel stream_copy = nullptr;
 
   kernel_library() {
@@ -26,6 +27,7 @@ struct kernel_library {
     GREENCTX_CALL(cuLibraryGetKernel, &probe, lib, "greenctx_probe");
     GREENCTX_CALL(cuLibraryGetKernel, &spin, lib, "greenctx_spin");
     GREENCTX_CALL(cuLibraryGetKernel, &timed_spin, lib, "greenctx_timed_spin");
+    GREENCTX_CALL(cuLibraryGetKernel, &timed_work, lib, "greenctx_timed_work");
     GREENCTX_CALL(cuLibraryGetKernel, &stream_copy, lib, "greenctx_stream_copy");
   }
 };
@@ -41,6 +43,8 @@ CUkernel kernel(kernel_id id) {
     return lib.spin;
   case kernel_id::timed_spin:
     return lib.timed_spin;
+  case kernel_id::timed_work:
+    return lib.timed_work;
   case kernel_id::stream_copy:
     return lib.stream_copy;
   }

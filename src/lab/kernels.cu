@@ -47,6 +47,24 @@ extern "C" __global__ void greenctx_timed_spin(unsigned long long spin_ns,
   }
 }
 
+// Each thread runs `iterations` dependent multiply-adds (work, not time: a block that loses its SM
+// for a while, to another process's time slice or to other blocks on the same SM, ends later),
+// and each block records its start and end like greenctx_timed_spin.
+extern "C" __global__ void greenctx_timed_work(unsigned long long iterations,
+                                               unsigned long long *stamps) {
+  const unsigned long long start = global_ns();
+  float x = 1.0f + 1e-3f * static_cast<float>(threadIdx.x);
+  for (unsigned long long i = 0; i < iterations; ++i)
+    x = fmaf(x, 0.999999f, 1e-6f);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = start;
+    stamps[2 * blockIdx.x + 1] = global_ns();
+  }
+  if (x == -1.0f) // never: keeps the loop
+    stamps[0] = 0;
+}
+
 // Each block copies its own chunk of `chunk` 16-byte words from in to out: a memory-bound
 // workload whose blocks are units of work, so it spreads over whatever SMs it is given.
 extern "C" __global__ void greenctx_stream_copy(const uint4 *in, uint4 *out,

@@ -1,9 +1,9 @@
 #include "greenctx/lab/occupancy.hpp"
 
 #include "driver/driver_api.hpp"
-#include "lab/kernels.hpp"
-#include "greenctx/plan/error.hpp"
 #include "greenctx/core/stream.hpp"
+#include "greenctx/plan/error.hpp"
+#include "lab/kernels.hpp"
 
 namespace greenctx {
 

@@ -1,8 +1,8 @@
 #include "greenctx/lab/probe.hpp"
 
 #include "driver/driver_api.hpp"
-#include "lab/kernels.hpp"
 #include "greenctx/plan/error.hpp"
+#include "lab/kernels.hpp"
 
 #include <algorithm>
 #include <utility>

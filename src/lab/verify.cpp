@@ -1,8 +1,8 @@
 #include "greenctx/lab/verify.hpp"
 
 #include "greenctx/core/event.hpp"
-#include "greenctx/lab/probe.hpp"
 #include "greenctx/core/stream.hpp"
+#include "greenctx/lab/probe.hpp"
 
 namespace greenctx {
 

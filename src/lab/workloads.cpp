@@ -34,17 +34,31 @@ unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration) {
   return blocks;
 }
 
-void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
-                       unsigned threads, const device_buffer &stamps) {
+namespace {
+// A kernel of (unsigned long long, stamps) whose blocks record their start and end.
+void launch_stamped(detail::kernel_id id, const char *api, stream_ref s, unsigned blocks,
+                    unsigned long long value, unsigned threads, const device_buffer &stamps) {
   if (stamps.size() < 2ull * blocks * sizeof(unsigned long long))
-    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::launch_timed_spin",
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "the stamps buffer holds " + std::to_string(stamps.size()) + " bytes; " +
                             std::to_string(blocks) + " blocks need " +
                             std::to_string(16ull * blocks));
-  unsigned long long ns = to_ns(duration);
   CUdeviceptr out = stamps.get();
-  void *args[] = {&ns, &out};
-  detail::launch(detail::kernel_id::timed_spin, s.native_handle(), blocks, threads, args);
+  void *args[] = {&value, &out};
+  detail::launch(id, s.native_handle(), blocks, threads, args);
+}
+} // namespace
+
+void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
+                       unsigned threads, const device_buffer &stamps) {
+  launch_stamped(detail::kernel_id::timed_spin, "greenctx::launch_timed_spin", s, blocks,
+                 to_ns(duration), threads, stamps);
+}
+
+void launch_timed_work(stream_ref s, unsigned blocks, unsigned long long iterations,
+                       unsigned threads, const device_buffer &stamps) {
+  launch_stamped(detail::kernel_id::timed_work, "greenctx::launch_timed_work", s, blocks,
+                 iterations, threads, stamps);
 }
 
 std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const device_buffer &out,
@@ -66,6 +80,7 @@ CUkernel builtin_kernel(std::string_view name) {
   using detail::kernel_id;
   for (const auto &[n, id] : {std::pair{"greenctx_spin", kernel_id::spin},
                               std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
+                              std::pair{"greenctx_timed_work", kernel_id::timed_work},
                               std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
                               std::pair{"greenctx_probe", kernel_id::probe}})
     if (name == n)

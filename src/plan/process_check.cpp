@@ -60,11 +60,11 @@ process_check_report check_processes(const std::vector<piece_measurement> &piece
                              " its SMs need: other work held its SMs");
     std::vector<double> slow;
     for (std::size_t k = 0; k < rounds; ++k)
-      if (p.alone.length_ns() > 0)
-        slow.push_back(p.together[k].length_ns() / p.alone.length_ns());
+      if (p.work_alone.length_ns() > 0)
+        slow.push_back(p.together[k].length_ns() / p.work_alone.length_ns());
     r.slowdown.push_back(median(slow));
     if (!slow.empty() && r.slowdown.back() > s.slowdown)
-      r.violations.push_back(name + ": beside the other pieces its fill took " +
+      r.violations.push_back(name + ": beside the other pieces its work took " +
                              times(r.slowdown.back()) + " as long as alone" + why_not);
   }
 
@@ -89,7 +89,7 @@ process_check_report check_processes(const std::vector<piece_measurement> &piece
   if (r.overlap < s.overlap) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "%.0f%%", std::max(0.0, r.overlap) * 100);
-    r.violations.push_back(std::string("the pieces' fills ran at the same time for ") + buf +
+    r.violations.push_back(std::string("the pieces' work ran at the same time for ") + buf +
                            " of the shortest (median of " + std::to_string(rounds) +
                            " rounds): they did not run side by side" + why_not);
   }

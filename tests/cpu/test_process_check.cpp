@@ -26,12 +26,12 @@ process_check_settings settings(bool mps = true) {
   return s;
 }
 
-// "16,rest" on the H200 under MPS as it should look: each piece 201 ms alone and beside the
-// other, the fills of each round starting within 1 ms of each other.
+// "16,rest" on the H200 under MPS as it should look: each piece's fill and work 201 ms alone, its
+// work as long beside the other, the work of each round starting within 1 ms of each other.
 std::vector<piece_measurement> side_by_side() {
   std::vector<piece_measurement> p(2);
-  p[0] = {"16", 16, 16, 16, {0, 201 * ms}, {}};
-  p[1] = {"rest", 116, 116, 116, {300 * ms, 501 * ms}, {}};
+  p[0] = {"16", 16, 16, 16, {0, 201 * ms}, {600 * ms, 801 * ms}, {}};
+  p[1] = {"rest", 116, 116, 116, {300 * ms, 501 * ms}, {900 * ms, 1101 * ms}, {}};
   for (int k = 0; k < 3; ++k) {
     const double t = 1000 * ms * (k + 1);
     p[0].together.push_back({t, t + 201 * ms});
@@ -66,13 +66,13 @@ TEST(ProcessCheck, TimeSlicingFailsAndSaysMpsIsOff) {
   const auto r = check_processes(p, settings(false));
   ASSERT_FALSE(r.ok());
   const std::string v = all(r.violations);
-  EXPECT_TRUE(contains(v, "piece 0 (16, 16 SMs): beside the other pieces its fill took x2.00"))
+  EXPECT_TRUE(contains(v, "piece 0 (16, 16 SMs): beside the other pieces its work took x2.00"))
       << v;
   EXPECT_TRUE(contains(v, "MPS is not active")) << v;
   EXPECT_EQ(r.violations.size(), 2u) << v; // the overlap is still complete: no third violation
 }
 
-TEST(ProcessCheck, FillsOneAfterTheOtherAreNotSideBySide) {
+TEST(ProcessCheck, WorkOneAfterTheOtherIsNotSideBySide) {
   auto p = side_by_side();
   for (std::size_t k = 0; k < p[1].together.size(); ++k)
     p[1].together[k] = {p[0].together[k].end_ns, p[0].together[k].end_ns + 201 * ms};
@@ -101,6 +101,20 @@ TEST(ProcessCheck, SlowAloneMeansSomethingElseHeldItsSms) {
   EXPECT_TRUE(contains(all(r.violations), "piece 1 (rest, 116 SMs): alone its fill took 300.0 ms, "
                                           "x1.50 of the 200.0 ms its SMs need: other work"))
       << all(r.violations);
+}
+
+TEST(ProcessCheck, TheSlowdownIsAgainstTheWorkAloneNotTheTimedFill) {
+  // The work alone took 300 ms (another GPU, other clocks), the fill its 201: beside the other
+  // the work's 300 ms is no slowdown.
+  auto p = side_by_side();
+  for (auto &m : p) {
+    m.work_alone.end_ns = m.work_alone.start_ns + 300 * ms;
+    for (auto &t : m.together)
+      t.end_ns = t.start_ns + 300 * ms;
+  }
+  const auto r = check_processes(p, settings());
+  EXPECT_TRUE(r.ok()) << all(r.violations);
+  EXPECT_NEAR(r.slowdown[0], 1.0, 1e-9);
 }
 
 TEST(ProcessCheck, FewerSmsReachedIsANoteAndOnePieceHasNothingBesideIt) {

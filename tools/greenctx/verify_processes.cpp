@@ -8,9 +8,14 @@
 //   fill NS   WAVES waves of blocks that each hold half an SM for NS ns (%globaltimer): on exactly
 //             the piece's SMs it takes WAVES x NS; on more SMs less, on SMs shared with other work
 //             more. It answers its first block's start and last block's end on the GPU's timer.
+//   work N    the same blocks each running N dependent multiply-adds per thread: work, not time.
+//             A block that spins on the clock hides a process's turns on the GPU (it ends on time
+//             however long it lost its SM: measured on the H200, two processes without MPS
+//             "ran side by side" that way), work does not.
 //
-// Each piece fills alone (the others idle), then all fill at once, ROUNDS times; the checks are
-// greenctx/plan/process_check.hpp's.
+// Each piece fills alone (the others idle); the first piece's work is timed to size N so that
+// the work alone takes as long as a fill; each piece works alone, then all work at once, ROUNDS
+// times. The checks are greenctx/plan/process_check.hpp's.
 #include "verify_processes.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -49,6 +54,19 @@ void answer(const nlohmann::json &j) {
   std::cout << j.dump() << std::endl; // flushed: greenctx waits for the line
 }
 
+/// Waits for `s`, then the first start and the last end of the blocks' stamps.
+nlohmann::json span_json(const stream &s, const device_buffer &stamps, unsigned blocks) {
+  s.synchronize();
+  std::vector<unsigned long long> t(2ull * blocks);
+  stamps.copy_to_host(t.data(), t.size() * sizeof t[0], s);
+  unsigned long long first = std::numeric_limits<unsigned long long>::max(), last = 0;
+  for (unsigned b = 0; b < blocks; ++b) {
+    first = std::min(first, t[2 * b]);
+    last = std::max(last, t[2 * b + 1]);
+  }
+  return {{"start_ns", first}, {"end_ns", last}};
+}
+
 int run_piece_probe(int ordinal, unsigned waves) {
   const device dev(ordinal);
   // What any program would read: under greenctx run, its piece's count.
@@ -76,15 +94,11 @@ int run_piece_probe(int ordinal, unsigned waves) {
     } else if (line.rfind("fill ", 0) == 0) {
       const long long ns = std::atoll(line.c_str() + 5);
       launch_timed_spin(s, blocks, std::chrono::nanoseconds(ns), threads, stamps);
-      s.synchronize();
-      std::vector<unsigned long long> t(2ull * blocks);
-      stamps.copy_to_host(t.data(), t.size() * sizeof t[0], s);
-      unsigned long long first = std::numeric_limits<unsigned long long>::max(), last = 0;
-      for (unsigned b = 0; b < blocks; ++b) {
-        first = std::min(first, t[2 * b]);
-        last = std::max(last, t[2 * b + 1]);
-      }
-      answer({{"start_ns", first}, {"end_ns", last}});
+      answer(span_json(s, stamps, blocks));
+    } else if (line.rfind("work ", 0) == 0) {
+      const unsigned long long n = std::strtoull(line.c_str() + 5, nullptr, 10);
+      launch_timed_work(s, blocks, n, threads, stamps);
+      answer(span_json(s, stamps, blocks));
     } else {
       answer({{"error", "unknown command '" + line + "'"}});
       return exit_usage;
@@ -346,10 +360,22 @@ int verify_processes(const process_verify_options &opt) {
     m[i].used = ask(procs, i, "probe", per_fill).at("used").get<unsigned>();
   for (std::size_t i = 0; i < pieces.size(); ++i)
     m[i].alone = span_of(ask(procs, i, fill, per_fill));
+  // The work's size: as long alone as a fill, timed on the first piece (the blocks are the same
+  // in every piece: the same waves of two blocks an SM).
+  constexpr unsigned long long trial = 1ull << 16;
+  const double trial_ns =
+      span_of(ask(procs, 0, fmt::format("work {}", trial), per_fill)).length_ns();
+  const unsigned long long iterations = std::max<unsigned long long>(
+      1024,
+      static_cast<unsigned long long>(static_cast<double>(trial) * opt.waves *
+                                      static_cast<double>(spin_ns) / std::max(trial_ns, 1.0)));
+  const std::string work = fmt::format("work {}", iterations);
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    m[i].work_alone = span_of(ask(procs, i, work, per_fill));
   for (unsigned r = 0; r < opt.rounds; ++r) {
     // All at once: every command is written before any answer is read.
     for (std::size_t i = 0; i < pieces.size(); ++i)
-      if (!send(*procs[i], fill))
+      if (!send(*procs[i], work))
         throw error(CUDA_ERROR_UNKNOWN, api,
                     fmt::format("the process of piece {} {}; its stderr:{}", i,
                                 how_it_ended(*procs[i]), procs[i]->stderr_tail()));
@@ -390,7 +416,8 @@ int verify_processes(const process_verify_options &opt) {
     j["settings"] = {{"spin_ms", opt.spin_ms},
                      {"waves", opt.waves},
                      {"rounds", opt.rounds},
-                     {"expected_ms", settings.expected_ns / 1e6}};
+                     {"expected_ms", settings.expected_ns / 1e6},
+                     {"work_iterations", iterations}};
     j["pieces"] = nlohmann::json::array();
     for (std::size_t i = 0; i < m.size(); ++i) {
       nlohmann::json together = nlohmann::json::array();
@@ -402,6 +429,7 @@ int verify_processes(const process_verify_options &opt) {
                              {"used", m[i].used},
                              {"pid", ready[i].at("pid")},
                              {"alone_ms", m[i].alone.length_ns() / 1e6},
+                             {"work_alone_ms", m[i].work_alone.length_ns() / 1e6},
                              {"alone_ratio", report.alone_ratio[i]},
                              {"slowdown", report.slowdown[i]},
                              {"together", together}});
@@ -414,13 +442,11 @@ int verify_processes(const process_verify_options &opt) {
     return report.ok() ? exit_ok : exit_check_failed;
   }
 
-  const std::vector<column> columns = {{"#", align::right, 2},
-                                       {"piece", align::left, 5},
-                                       {"SMs", align::right, 3},
-                                       {"told", align::right, 4},
-                                       {"used", align::right, 4},
-                                       {"alone", align::right, 9},
-                                       {"beside the others", align::left}};
+  const std::vector<column> columns = {
+      {"#", align::right, 2},       {"piece", align::left, 5},
+      {"SMs", align::right, 3},     {"told", align::right, 4},
+      {"used", align::right, 4},    {"fill alone", align::right},
+      {"work alone", align::right}, {"work beside the others", align::left}};
   std::vector<row> rows;
   for (std::size_t i = 0; i < m.size(); ++i) {
     std::vector<double> spans;
@@ -433,14 +459,15 @@ int verify_processes(const process_verify_options &opt) {
             : fmt::format("{} (x{:.2f})", ms(spans[spans.size() / 2]), report.slowdown[i]);
     rows.push_back({std::to_string(i), m[i].label, std::to_string(m[i].planned),
                     std::to_string(m[i].told), std::to_string(m[i].used),
-                    ms(m[i].alone.length_ns()), beside});
+                    ms(m[i].alone.length_ns()), ms(m[i].work_alone.length_ns()), beside});
   }
   fmt::print("\n{}", text_table(columns, rows));
-  fmt::print("\nfills of {} waves of {} ms: {} on exactly a piece's SMs", opt.waves, opt.spin_ms,
-             ms(settings.expected_ns));
+  fmt::print("\nfill: {} waves of blocks that hold their SMs {} ms each, {} on exactly a piece's "
+             "SMs; work: {} multiply-adds a thread in the same blocks",
+             opt.waves, opt.spin_ms, ms(settings.expected_ns), iterations);
   if (m.size() > 1)
-    fmt::print("; beside each other the fills ran at the same time for {:.0f}% of the shortest "
-               "(median of {} rounds)",
+    fmt::print("; beside each other the pieces' work ran at the same time for {:.0f}% of the "
+               "shortest (median of {} rounds)",
                std::max(0.0, report.overlap) * 100, opt.rounds);
   fmt::print("\n");
   for (const auto &n : report.notes)

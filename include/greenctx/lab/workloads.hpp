@@ -28,6 +28,13 @@ unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration);
 void launch_timed_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
                        unsigned threads, const device_buffer &stamps);
 
+/// Like launch_timed_spin, but each thread runs `iterations` dependent multiply-adds instead of
+/// spinning on the clock: a fixed amount of work, so that a block that shares its SM, or whose
+/// process loses the GPU to another's time slice, takes longer (a spin on the clock would not).
+/// Throws request_error when `stamps` is too small.
+void launch_timed_work(stream_ref s, unsigned blocks, unsigned long long iterations,
+                       unsigned threads, const device_buffer &stamps);
+
 /// Copies `in` to `out` in `blocks` equal chunks of 16-byte words, one chunk per block: a
 /// memory-bound workload. The bytes copied are the largest multiple of 16 * blocks that fits in
 /// both buffers, and are returned. Throws request_error when that is 0.
@@ -36,7 +43,8 @@ std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const devi
 
 /// The context-independent handle (CUkernel) of a built-in kernel, for raw driver launches that
 /// compare with greenctx's: "greenctx_spin" (args: unsigned long long ns), "greenctx_timed_spin",
-/// "greenctx_stream_copy", "greenctx_probe". Throws request_error for an unknown name.
+/// "greenctx_timed_work", "greenctx_stream_copy", "greenctx_probe". Throws request_error for an
+/// unknown name.
 CUkernel builtin_kernel(std::string_view name);
 
 } // namespace greenctx

@@ -1,8 +1,11 @@
 // The checks of `greenctx verify --processes`, on what the pieces' processes measured: pure code,
 // tested on the CPU. One process per piece of a split, each under `greenctx run --split S
-// --piece I`, fills its piece (waves of blocks that each hold an SM's half for a known time) alone
-// and then at the same moment as the others; under MPS the pieces must run side by side, each on
-// its own SMs. The measurement is tools/greenctx/verify_processes.cpp's.
+// --piece I`, fills its piece alone with blocks that each hold half an SM for a known time (the
+// waves this takes count its SMs), then runs a fixed amount of work on it alone and at the same
+// moment as the others (work, not time: a process that takes turns with another, or shares SMs
+// with it, takes longer; blocks that spin on the clock would not show it). Under MPS the pieces
+// must run side by side, each on its own SMs. The measurement is
+// tools/greenctx/verify_processes.cpp's.
 #pragma once
 
 #include <string>
@@ -24,8 +27,9 @@ struct piece_measurement {
   unsigned planned = 0; ///< SMs of the piece, as the split gave them in greenctx's process
   unsigned told = 0;    ///< SMs the process was told (the device attribute)
   unsigned used = 0;    ///< distinct %smid values of its probe (renumbered under MPS)
-  fill_span alone;      ///< its fill while the other processes were idle
-  std::vector<fill_span> together; ///< its fill in each round where all filled at once
+  fill_span alone;      ///< its timed fill while the other processes were idle
+  fill_span work_alone; ///< its fixed work while the other processes were idle
+  std::vector<fill_span> together; ///< its fixed work in each round where all worked at once
 };
 
 struct process_check_settings {
@@ -34,8 +38,9 @@ struct process_check_settings {
   /// Alone, a fill must take expected_ns x [fastest, slowest]: faster means its blocks had more
   /// SMs than the piece, slower that something else held its SMs.
   double fastest = 0.9, slowest = 1.3;
-  /// Beside the others, a piece's fill may take at most this many times its fill alone (the
-  /// median over rounds), and the fills must overlap for at least `overlap` of the shortest.
+  /// Beside the others, a piece's work may take at most this many times its work alone (the
+  /// median over rounds), and the pieces' work must overlap for at least `overlap` of the
+  /// shortest.
   double slowdown = 1.25, overlap = 0.75;
 };
 
@@ -43,7 +48,7 @@ struct process_check_report {
   std::vector<std::string> violations; ///< empty when every check passed
   std::vector<std::string> notes;
   std::vector<double> alone_ratio; ///< per piece: its fill alone / expected_ns
-  std::vector<double> slowdown;    ///< per piece: median over rounds of together / alone
+  std::vector<double> slowdown;    ///< per piece: median over rounds of together / work_alone
   double overlap = 0;              ///< median over rounds of (shared time / shortest fill)
   bool ok() const noexcept { return violations.empty(); }
 };
