@@ -18,6 +18,8 @@
 #   overhead   what confinement costs (scripts/overhead-check.sh)
 #   processes  processes on the pieces of one split under an MPS daemon of its own
 #              (tests/run/mps_pieces.sh; skipped, said, where MPS cannot start)
+#   processes-bench  a critical process beside a background process in each placement, with and
+#              without MPS (scripts/processes-bench.sh; skipped, said, without MPS)
 #   python     the Python module's check (scripts/gpu-check-python.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
 # GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
@@ -30,7 +32,7 @@ log="$out/gpu-check.log"
 bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 failed=()
-groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes compare bench overhead python comm} "
+groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes processes-bench compare bench overhead python comm} "
 [ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }
 [ -n "${GPU_CHECK_SKIP_SEMANTICS:-}" ] && groups=${groups/ semantics / }
 [ -n "${GPU_CHECK_SKIP_PYTHON:-}" ] && groups=${groups/ python / }
@@ -127,6 +129,10 @@ if want processes; then
   # 77 from the script: MPS could not be started on this machine (it says why): not a failure.
   step processes-mps bash -c "tests/run/mps_pieces.sh '$bin' '$out/processes'; rc=\$?;
     if [ \$rc -eq 77 ]; then echo 'processes: SKIPPED: MPS unavailable here'; exit 0; fi; exit \$rc"
+fi
+if want processes-bench; then
+  step processes-bench bash -c "OUT='$out/processes-bench' GREENCTX_BUILD='$bin' scripts/processes-bench.sh; rc=\$?;
+    if [ \$rc -eq 77 ]; then echo 'processes-bench: SKIPPED: no GPU or no MPS here'; exit 0; fi; exit \$rc"
 fi
 
 if ! want bench; then

@@ -19,7 +19,7 @@ for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tes
          tests/greenctx_lib_tests tests/greenctx_plan_tests \
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
          tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
-         bench/greenctx_repartition_bench bench/greenctx_pool_bench bench/greenctx_launch_pairs \
+         bench/greenctx_repartition_bench bench/greenctx_pool_bench bench/greenctx_launch_pairs bench/greenctx_process_pair \
          examples/greenctx_quickstart examples/greenctx_runtime_api \
          tests/greenctx_run_{semantics,ptds,ptds_api,cublas_threads,churn,stress,two_devices,overhead} \
          tests/greenctx_run_{sm_count,coop_grid_sync,persistent_barrier,clusters,cublaslt_sm_target} \
