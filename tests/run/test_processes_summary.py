@@ -76,9 +76,11 @@ def main(argv):
     check(t["pieces_vs_best_mps"]["met"] is True and "mps-percentage" in
           t["pieces_vs_best_mps"]["text"], t["pieces_vs_best_mps"]["text"])
     check(t["two_critical"]["met"] is True, "two critical: 66 against 90")
+    check(t["two_critical"]["within_spread"] is False, "66 and 90 are apart")
+    check(t["pieces_vs_best_mps"]["within_spread"] is True, "62 (61-63) and 64 (63-65) overlap")
     check(rep["failures"] == [{"round": 2, "placement": "trap", "process": "background",
                                "exit": 3}], f"failures {rep['failures']}")
-    for text in ("| greenctx pieces of 16,rest, MPS | 31.0 | 62.0 |", "met: critical p99",
+    for text in ("| greenctx pieces of 16,rest, MPS | 31.0 | 62.0 (61.0–63.0) |", "met: critical p99",
                  "round 2 trap background (exit 3)"):
         check(text in md, f"processes.md lacks '{text}'")
 
