@@ -857,6 +857,25 @@ TEST(Cli, RunTakesAPieceOfASplit) {
               {fake_driver});
   EXPECT_EQ(r.exit_code, exit_usage) << r;
   EXPECT_TRUE(contains(r.err, "(--strict refuses to run without)")) << r;
+  // MPS's active-thread percentage below 100 and green-context splits do not combine (refused);
+  // without MPS the variable does nothing, and 100 changes nothing.
+  for (const char *pct : {"50", "88", "abc", ""}) {
+    r = run_cli({"run", "--split", "16,rest", "--piece", "0", "--", "true"},
+                {fake_driver, mps, std::string("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=") + pct});
+    EXPECT_EQ(r.exit_code, exit_usage) << pct << r;
+    EXPECT_TRUE(contains(r.err, std::string("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=") + pct +
+                                    " is set and device 0 is an MPS client"))
+        << r;
+  }
+  r = run_cli({"run", "--sms", "16", "--", "true"},
+              {fake_driver, mps, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50"});
+  EXPECT_EQ(r.exit_code, exit_usage) << r;
+  r = run_cli({"run", "--split", "16,rest", "--piece", "0", "--", "true"},
+              {fake_driver, mps, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=100"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  r = run_cli({"run", "--sms", "16", "--", "true"},
+              {fake_driver, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
   // Bad input, each before the program runs.
   r = run_cli({"run", "--split", "16,rest", "--piece", "2", "--", "true"}, {fake_driver, mps});
   EXPECT_EQ(r.exit_code, exit_usage) << r;

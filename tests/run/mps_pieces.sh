@@ -70,6 +70,14 @@ for split in 16,rest 16,32,rest; do
     failed=1
   fi
 done
+# MPS's active-thread percentage below 100 and pieces do not combine: refused, exit 2.
+CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "$cli" run --split 16,rest --piece 0 -- true > "$out/percentage.txt" 2>&1
+rc=$?
+cat "$out/percentage.txt"
+if [ $rc -ne 2 ] || ! grep -q 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 is set and device 0 is an MPS client' "$out/percentage.txt"; then
+  echo "mps_pieces: run with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 under MPS exited $rc, not 2 with the reason" >&2
+  failed=1
+fi
 "$cli" verify 16,rest --processes --json > "$out/verify-processes.json" 2> "$out/verify-processes-json.err" ||
   { echo "mps_pieces: verify --processes --json failed: $(tail -3 "$out/verify-processes-json.err")" >&2; failed=1; }
 grep -q 'device has 16 SMs' "$out/mps-piece0.txt" || { echo "mps_pieces: piece 0 was not told 16 SMs" >&2; failed=1; }

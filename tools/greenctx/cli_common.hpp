@@ -86,6 +86,14 @@ std::string visible_devices_note();
 /// the driver does not say.
 std::optional<bool> mps_active(const device &dev);
 
+/// Throws request_error (exit 2) when `dev` is an MPS client and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+/// is set below 100 (or to something else than a number): the driver then gives the process a
+/// share of the SMs without co-scheduled units, so green-context splits fail, and a split made
+/// without co-scheduling comes from SMs the percentage does not give (measured on the H200,
+/// docs/run-design.md). `what` names the command in the message. A percentage the daemon sets as
+/// its default, not through the variable, is not seen.
+void refuse_mps_percentage(const device &dev, const char *what);
+
 /// How to start MPS, for messages: the control daemon's command, and the option of `greenctx info`
 /// that says whether it is active.
 inline constexpr const char *mps_start_hint =

@@ -94,6 +94,7 @@ void check_devices(const run_options &opt, const std::optional<std::vector<int>>
       ordinals.push_back(d);
   }
   for (int d : ordinals) {
+    refuse_mps_percentage(device(d), api);
     if (opt.split.empty()) {
       check_confinement({opt.sms, d, opt.ignore_coscheduling});
       continue;

@@ -300,6 +300,7 @@ int verify_processes(const process_verify_options &opt) {
   std::string gpu;
   {
     const device dev(opt.device);
+    refuse_mps_percentage(dev, api);
     mps = mps_active(dev);
     environment = environment_json(drv, dev);
     const auto [major, minor] = dev.compute_capability();
