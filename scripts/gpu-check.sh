@@ -19,7 +19,8 @@
 #   processes  processes on the pieces of one split under an MPS daemon of its own
 #              (tests/run/mps_pieces.sh; skipped, said, where MPS cannot start)
 #   processes-bench  a critical process beside a background process in each placement, with and
-#              without MPS (scripts/processes-bench.sh; skipped, said, without MPS)
+#              without MPS (scripts/processes-bench.sh), and two PyTorch programs the same way
+#              (scripts/torch-processes.sh); skipped, said, without MPS or torch
 #   python     the Python module's check (scripts/gpu-check-python.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
 # GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
@@ -133,6 +134,8 @@ fi
 if want processes-bench; then
   step processes-bench bash -c "OUT='$out/processes-bench' GREENCTX_BUILD='$bin' scripts/processes-bench.sh; rc=\$?;
     if [ \$rc -eq 77 ]; then echo 'processes-bench: SKIPPED: no GPU or no MPS here'; exit 0; fi; exit \$rc"
+  step processes-torch bash -c "OUT='$out/processes-torch' GREENCTX_BUILD='$bin' scripts/torch-processes.sh; rc=\$?;
+    if [ \$rc -eq 77 ]; then echo 'processes-torch: SKIPPED: no torch, GPU or MPS here'; exit 0; fi; exit \$rc"
 fi
 
 if ! want bench; then
