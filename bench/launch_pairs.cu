@@ -28,6 +28,8 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include "program_args.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,16 +40,8 @@
 
 namespace {
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    const auto rc_ = (call);                                                                       \
-    if (rc_ != 0) {                                                                                \
-      std::fprintf(stderr, "launch_pairs: %s failed (%d)\n", #call, static_cast<int>(rc_));        \
-      std::exit(3);                                                                                \
-    }                                                                                              \
-  } while (0)
+#define CHECK(call) PROGRAM_CHECK(me, call)
 
-constexpr int exit_usage = 2;
 constexpr int exit_unsupported = 4;
 constexpr int exit_no_gpu = 77;
 
@@ -64,29 +58,19 @@ struct options {
   long pairs = 150, launches = 2000, warmup = 64;
 };
 
+const program_args::program me{"launch_pairs", usage};
+
 [[noreturn]] void bad_usage(const std::string &why) {
-  std::fprintf(stderr, "launch_pairs: %s\n%s", why.c_str(), usage);
-  std::exit(exit_usage);
+  program_args::bad_usage(me, why);
 }
 
 long whole(const char *text, const char *what, long least) {
-  char *end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v < least)
-    bad_usage(std::string(what) + " must be a whole number >= " + std::to_string(least) +
-              ", not '" + text + "'");
-  return v;
+  return program_args::whole(me, text, what, least);
 }
 
 options parse(int argc, char **argv) {
   options o;
-  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::printf("%s", usage);
-    std::exit(0);
-  }
-  o.mode = argc > 1 ? argv[1] : "";
-  if (o.mode != "hooks" && o.mode != "contexts")
-    bad_usage(o.mode.empty() ? "no mode" : "unknown mode '" + o.mode + "'");
+  o.mode = program_args::mode_of(me, argc, argv, {"hooks", "contexts"});
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc)
@@ -109,16 +93,7 @@ options parse(int argc, char **argv) {
   return o;
 }
 
-/// A driver function as the program sees it (through the runtime), or null.
-template <class Fn> Fn as_seen(const char *name, unsigned version) {
-  void *p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess)
-    return nullptr;
-  return reinterpret_cast<Fn>(p);
-}
+using program_args::driver_fn;
 
 /// libcuda.so.1's own function, past anything preloaded: glibc's dlsym (an interposer hooks the
 /// name dlsym, not its versioned symbol) on the driver's handle, then the driver's lookup.
@@ -150,10 +125,10 @@ struct driver {
 
 driver load_driver() {
   driver d;
-  d.launch_as_seen = as_seen<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
+  d.launch_as_seen = driver_fn<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
   d.launch_own = drivers_own<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
   d.sync = drivers_own<PFN_cuStreamSynchronize_v2000>("cuStreamSynchronize", 2000);
-  d.stream_create_as_seen = as_seen<PFN_cuStreamCreate_v2000>("cuStreamCreate", 2000);
+  d.stream_create_as_seen = driver_fn<PFN_cuStreamCreate_v2000>("cuStreamCreate", 2000);
   d.stream_create_own = drivers_own<PFN_cuStreamCreate_v2000>("cuStreamCreate", 2000);
   d.set_current = drivers_own<PFN_cuCtxSetCurrent_v4000>("cuCtxSetCurrent", 4000);
   d.get_current = drivers_own<PFN_cuCtxGetCurrent_v4000>("cuCtxGetCurrent", 4000);
@@ -225,13 +200,7 @@ double block(const driver &d, const side &s, CUfunction f, long warmup, long n) 
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n);
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(at);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-}
+using program_args::quantile;
 
 /// The order statistics that bound the median with about 95% confidence (normal approximation
 /// of the binomial): the values at ranks n/2 -+ 0.98 sqrt(n).

@@ -19,6 +19,8 @@
 // Exit 0; 2 on bad arguments; 3 when a CUDA call fails; 77 without a GPU.
 #include <cuda_runtime.h>
 
+#include "program_args.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -62,27 +64,17 @@ __global__ void work(unsigned long long iterations, float *sink) {
     sink[0] = x;
 }
 
+const program_args::program me{"process_pair", usage};
+
 [[noreturn]] void bad_usage(const std::string &why) {
-  std::fprintf(stderr, "process_pair: %s\n%s", why.c_str(), usage);
-  std::exit(2);
+  program_args::bad_usage(me, why);
 }
 
 long whole(const char *text, const char *what, long least) {
-  char *end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v < least)
-    bad_usage(std::string(what) + " must be a whole number >= " + std::to_string(least) +
-              ", not '" + text + "'");
-  return v;
+  return program_args::whole(me, text, what, least);
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(at);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-}
+using program_args::quantile;
 
 int critical(long samples, long interval_us, long blocks, long kernel_us, bool high) {
   int least = 0, greatest = 0;
@@ -165,13 +157,7 @@ int background(const std::string &ready, long seconds, long iterations) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const std::string role = argc > 1 ? argv[1] : "";
-  if (role == "--help" || role == "-h") {
-    std::printf("%s", usage);
-    return 0;
-  }
-  if (role != "critical" && role != "background")
-    bad_usage(role.empty() ? "no role" : "unknown role '" + role + "'");
+  const std::string role = program_args::mode_of(me, argc, argv, {"critical", "background"});
   long samples = 2000, interval = 200, blocks = 16, kernel_us = 20, seconds = 60,
        iterations = 50000;
   bool high = false;

@@ -42,34 +42,18 @@ for f in "$cli" "$prog"; do
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "processes-bench: PROCESSES_ROUNDS must be a whole number >= 1" >&2; exit 2; }
 [[ $samples_n =~ ^[1-9][0-9]*$ ]] || { echo "processes-bench: PROCESSES_SAMPLES must be a whole number >= 1" >&2; exit 2; }
-while read -r name; do unset "$name"; done < <(env | sed -n 's/^\(GREENCTX_RUN_[A-Z_]*\|CUDA_MPS_[A-Z_]*\)=.*/\1/p')
+samples="$out/samples.jsonl"
+. scripts/lib/processes-common.sh
+processes_clean_environment
 "$cli" info > /dev/null 2>&1 || { echo "processes-bench: no GPU here (greenctx info failed)" >&2; exit 77; }
 
 mkdir -p "$out/logs"
-samples="$out/samples.jsonl"
 log="$out/logs/stderr.log"
 : > "$samples"
 : > "$log"
-mps_dir=$(mktemp -d "$out/mps.XXXXXX")
-export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipes CUDA_MPS_LOG_DIRECTORY=$mps_dir/logs
-trap '"$cli" mps stop > /dev/null 2>&1' EXIT
-if "$cli" mps status > /dev/null 2>&1; then
-  echo "processes-bench: an MPS daemon already answers in $mps_dir" >&2
-  exit 1
-fi
+processes_mps_folders
 
 crit=("$prog" critical --samples "$samples_n")
-piece() { echo "$cli" run --split "$1" --piece "$2" --; } # piece SPLIT I: the confining prefix
-failed=()
-
-record() { # record ROUND PLACEMENT PROCESS EXIT FILE
-  local line
-  line=$(tail -n 1 "$5" 2> /dev/null)
-  [[ $4 -eq 0 && $line == "{"*"}" ]] || line=null
-  printf '{"round":%d,"placement":"%s","process":"%s","exit":%d,"result":%s}\n' \
-    "$1" "$2" "$3" "$4" "$line" >> "$samples"
-  [[ $4 -eq 0 && $line != null ]] || failed+=("round $1 $2 $3 (exit $4)")
-}
 
 # run_placement ROUND NAME BG_PREFIX CRIT1_PREFIX [CRIT2_PREFIX]: prefixes are words before the
 # program ("-" for none; "skip" for no such process); env assignments go first (env VAR=...).

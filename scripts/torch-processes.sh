@@ -26,26 +26,14 @@ py=(python3 bench/torch_processes.py)
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "torch-processes: TORCH_PROCESSES_ROUNDS must be >= 1" >&2; exit 2; }
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null ||
   { echo "torch-processes: SKIPPED: no torch with a GPU here" >&2; exit 77; }
-while read -r name; do unset "$name"; done < <(env | sed -n 's/^\(GREENCTX_RUN_[A-Z_]*\|CUDA_MPS_[A-Z_]*\)=.*/\1/p')
 mkdir -p "$out/runs"
 samples="$out/samples.jsonl"
 log="$out/stderr.log"
 : > "$samples"
 : > "$log"
-mps_dir=$(mktemp -d "$out/mps.XXXXXX")
-export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipes CUDA_MPS_LOG_DIRECTORY=$mps_dir/logs
-trap '"$cli" mps stop > /dev/null 2>&1' EXIT
-piece() { echo "$cli" run --split 16,rest --piece "$1" --; }
-failed=()
-
-record() { # record ROUND PLACEMENT ROLE EXIT FILE
-  local line
-  line=$(tail -n 1 "$5" 2> /dev/null)
-  [[ $4 -eq 0 && $line == "{"*"}" ]] || line=null
-  printf '{"round":%d,"placement":"%s","role":"%s","exit":%d,"result":%s}\n' \
-    "$1" "$2" "$3" "$4" "$line" >> "$samples"
-  [[ $4 -eq 0 && $line != null ]] || failed+=("round $1 $2 $3 (exit $4)")
-}
+. scripts/lib/processes-common.sh
+processes_clean_environment
+processes_mps_folders
 
 # one ROUND PLACEMENT ROLE PREFIX: one program alone ("-": no prefix)
 one() {
@@ -83,9 +71,9 @@ for ((r = 1; r <= rounds; r++)); do
     exit 77
   fi
   one "$r" infer-mps infer -
-  one "$r" infer-piece infer "$(piece 0)"
+  one "$r" infer-piece infer "$(piece 16,rest 0)"
   pair "$r" share - -
-  pair "$r" pieces "$(piece 1)" "$(piece 0)"
+  pair "$r" pieces "$(piece 16,rest 1)" "$(piece 16,rest 0)"
   "$cli" mps stop >> "$log" 2>&1
 done
 echo "torch-processes: $(($(date +%s) - started)) s"
@@ -96,7 +84,7 @@ from pathlib import Path
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 ok = [r for r in rows if r["exit"] == 0 and isinstance(r["result"], dict)]
 def values(place, role, key):
-    return [r["result"][key] for r in ok if (r["placement"], r["role"]) == (place, role)
+    return [r["result"][key] for r in ok if (r["placement"], r["process"]) == (place, role)
             and key in r["result"]]
 def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-30)
@@ -104,12 +92,12 @@ ref = {role: next((r["result"]["output"] for r in ok if r["placement"] == f"{rol
        for role in ("infer", "train")}
 worst = {}
 for r in ok:
-    o, want = r["result"]["output"], ref[r["role"]]
+    o, want = r["result"]["output"], ref[r["process"]]
     if want is None:
         continue
     d = max([rel(o["sum"], want["sum"]), rel(o["abs_sum"], want["abs_sum"])]
             + [rel(x, y) for x, y in zip(o["first"], want["first"])])
-    key = f"{r['placement']} {r['role']}"
+    key = f"{r['placement']} {r['process']}"
     worst[key] = max(worst.get(key, 0.0), d)
 places = ["infer-plain", "infer-mps", "infer-piece", "share", "pieces"]
 md = ["# PyTorch inference beside a PyTorch GEMM loop, across processes", "",
@@ -119,7 +107,6 @@ md = ["# PyTorch inference beside a PyTorch GEMM loop, across processes", "",
 def m(v):
     return f"{statistics.median(v):.1f}" if v else "–"
 for p in places + ["train-plain"]:
-    role_i = "infer" if p != "train-plain" else None
     md.append(f"| {p} | {m(values(p, 'infer', 'p50_us'))} | {m(values(p, 'infer', 'p99_us'))} | "
               f"{m(values(p, 'infer', 'sms'))} | {m(values(p, 'train', 'tflops'))} | "
               f"{m(values(p, 'train', 'sms'))} | {worst.get(p + ' infer', '–')}, "

@@ -34,6 +34,8 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
+#include "../../bench/program_args.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,16 +45,8 @@
 
 namespace {
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    const auto rc_ = (call);                                                                       \
-    if (rc_ != 0) {                                                                                \
-      std::fprintf(stderr, "overhead: %s failed (%d)\n", #call, static_cast<int>(rc_));            \
-      std::exit(3);                                                                                \
-    }                                                                                              \
-  } while (0)
+#define CHECK(call) PROGRAM_CHECK(me, call)
 
-constexpr int exit_usage = 2;
 constexpr int exit_unsupported = 4;
 constexpr int exit_no_gpu = 77;
 
@@ -79,29 +73,19 @@ struct options {
   bool own_green_context = false;
 };
 
+const program_args::program me{"overhead", usage};
+
 [[noreturn]] void bad_usage(const std::string &why) {
-  std::fprintf(stderr, "overhead: %s\n%s", why.c_str(), usage);
-  std::exit(exit_usage);
+  program_args::bad_usage(me, why);
 }
 
 long positive(const char *text, const char *what, long least) {
-  char *end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (!*text || *end || v < least)
-    bad_usage(std::string(what) + " must be a whole number >= " + std::to_string(least) +
-              ", not '" + text + "'");
-  return v;
+  return program_args::whole(me, text, what, least);
 }
 
 options parse(int argc, char **argv) {
   options o;
-  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-    std::printf("%s", usage);
-    std::exit(0);
-  }
-  o.mode = argc > 1 ? argv[1] : "";
-  if (o.mode != "launch" && o.mode != "gemm")
-    bad_usage(o.mode.empty() ? "no mode" : "unknown mode '" + o.mode + "'");
+  o.mode = program_args::mode_of(me, argc, argv, {"launch", "gemm"});
   int positional = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -137,16 +121,7 @@ options parse(int argc, char **argv) {
 
 // ---- the driver, through the runtime (no libcuda link) -----------------------------------------
 
-/// A driver function at the ABI of `version`, or null when this driver lacks it.
-template <class Fn> Fn driver_fn(const char *name, unsigned version) {
-  void *p = nullptr;
-  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &found) !=
-          cudaSuccess ||
-      found != cudaDriverEntryPointSuccess)
-    return nullptr;
-  return reinterpret_cast<Fn>(p);
-}
+using program_args::driver_fn;
 
 /// The green context the program made for itself (--own-green-context).
 struct own_green {
