@@ -31,8 +31,9 @@ fi
 
 (cd "$build" && ctest --output-on-failure --timeout 600 "$@") || status=$?
 
-# The parsers fuzzed (libFuzzer with ASan and UBSan, tests/fuzz/), each for a bounded time.
-GREENCTX_BUILD_DIR=$build scripts/fuzz.sh "${GREENCTX_FUZZ_SECONDS:-30}" || status=1
+# The sanitizer tier (tests/sanitize/): the plan layer's tests under ASan and UBSan, and its text
+# parsers fuzzed, each for a bounded time.
+GREENCTX_BUILD_DIR=$build scripts/sanitize.sh "${GREENCTX_FUZZ_SECONDS:-30}" || status=1
 
 # Pinned: the committed type stub is checked against what this nanobind generates.
 "$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest \
