@@ -291,16 +291,26 @@ void debug(const char *format, ...) {
     return;
   // One write per line, so that the lines of threads tracing at once do not interleave; the
   // thread is named as the CUDA runtime's own log (CUDA_LOG_FILE) names it.
-  char line[1024];
-  int n = std::snprintf(line, sizeof line,
-                        "greenctx run [debug] [%lu]: ", static_cast<unsigned long>(pthread_self()));
-  std::va_list args;
+  char head[64];
+  const int n =
+      std::snprintf(head, sizeof head,
+                    "greenctx run [debug] [%lu]: ", static_cast<unsigned long>(pthread_self()));
+  std::va_list args, again;
   va_start(args, format);
-  const int body = std::vsnprintf(line + n, sizeof line - n - 1, format, args);
+  va_copy(again, args);
+  const int body = std::vsnprintf(nullptr, 0, format, args);
   va_end(args);
-  n = body < 0 ? n : std::min<int>(n + body, sizeof line - 2);
-  line[n++] = '\n';
-  std::fwrite(line, 1, n, stderr);
+  // Whole, however long (a piece's resources in hex run to kilobytes).
+  std::string line(head, static_cast<std::size_t>(std::max(n, 0)));
+  if (body > 0) {
+    line.resize(line.size() + static_cast<std::size_t>(body) + 1);
+    std::vsnprintf(line.data() + line.size() - body - 1, static_cast<std::size_t>(body) + 1, format,
+                   again);
+    line.pop_back(); // vsnprintf's terminating zero
+  }
+  va_end(again);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 } // namespace greenctx::preload
