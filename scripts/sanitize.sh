@@ -33,7 +33,7 @@ else
   tail -20 "$out/logs/plan_tests.log" >&2
   failed+=(plan_tests)
 fi
-for t in partition_request group_params decimal layouts; do
+for t in partition_request group_params decimal layouts run_settings; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -42,6 +42,11 @@ struct settings {
   }
 };
 
+/// The settings as `lookup` (getenv, or a test's) gives the protocol's variables; a malformed one
+/// leaves `active` false and says why in `error`. Pure.
+settings read_settings(const char *(*lookup)(const char *));
+
+/// The settings of this process, read once from its environment.
 const settings &config();
 
 /// Counters for the report (relaxed atomics: read only at exit).
