@@ -21,16 +21,22 @@ void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duratio
   detail::launch(detail::kernel_id::spin, s.native_handle(), blocks, threads, args);
 }
 
-unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration) {
-  const execution_context_ref ctx = s.context();
+sm_filling_blocks sm_filling_blocks_of(CUdevice device) {
   int per_sm = 0;
   GREENCTX_CALL(cuDeviceGetAttribute, &per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-                ctx.device());
+                device);
   // Two blocks of half the thread limit: at most 1024 threads a block on every GPU so far.
-  const unsigned threads = static_cast<unsigned>(std::clamp(per_sm / 2, 32, 1024));
-  const unsigned per_block_sm = static_cast<unsigned>(per_sm) / threads;
-  const unsigned blocks = ctx.sms().sm_count() * std::max(1u, per_block_sm);
-  launch_spin(s, blocks, duration, threads);
+  sm_filling_blocks shape;
+  shape.threads = static_cast<unsigned>(std::clamp(per_sm / 2, 32, 1024));
+  shape.per_sm = std::max(1u, static_cast<unsigned>(per_sm) / shape.threads);
+  return shape;
+}
+
+unsigned fill_sms(stream_ref s, std::chrono::nanoseconds duration) {
+  const execution_context_ref ctx = s.context();
+  const sm_filling_blocks shape = sm_filling_blocks_of(ctx.device());
+  const unsigned blocks = ctx.sms().sm_count() * shape.per_sm;
+  launch_spin(s, blocks, duration, shape.threads);
   return blocks;
 }
 

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <unistd.h>
 
 namespace greenctx::cli {
 
@@ -125,6 +127,14 @@ std::optional<bool> mps_active(const device &dev) {
   } catch (const error &) {
     return std::nullopt;
   }
+}
+
+std::optional<std::string> own_program_path() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0)
+    return std::nullopt;
+  return std::string(buf, static_cast<std::size_t>(n));
 }
 
 void refuse_mps_percentage(const device &dev, const char *what) {

@@ -86,6 +86,9 @@ std::string visible_devices_note();
 /// the driver does not say.
 std::optional<bool> mps_active(const device &dev);
 
+/// The path of the running greenctx program (/proc/self/exe), or nullopt where it cannot be read.
+std::optional<std::string> own_program_path();
+
 /// Throws request_error (exit 2) when `dev` is an MPS client and CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 /// is set below 100 (or to something else than a number): the driver then gives the process a
 /// share of the SMs without co-scheduled units, so green-context splits fail, and a split made

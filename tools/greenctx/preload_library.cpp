@@ -16,12 +16,8 @@ namespace {
 namespace protocol = run_protocol;
 
 std::string directory_of_self() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
-    return ".";
-  std::string path(buf, static_cast<std::size_t>(n));
-  return path.substr(0, path.find_last_of('/'));
+  const std::optional<std::string> path = own_program_path();
+  return path ? path->substr(0, path->find_last_of('/')) : ".";
 }
 
 } // namespace

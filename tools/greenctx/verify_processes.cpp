@@ -71,12 +71,10 @@ int run_piece_probe(int ordinal, unsigned waves) {
   const device dev(ordinal);
   // What any program would read: under greenctx run, its piece's count.
   const int told = dev.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  const int per_sm = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
-  const int per_block = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-  // Two blocks an SM, each of half its thread limit: while they spin, nothing else fits there.
-  const unsigned threads = static_cast<unsigned>(std::clamp(per_sm / 2, 32, per_block));
-  const unsigned blocks_per_sm = std::max(1u, static_cast<unsigned>(per_sm) / threads);
-  const unsigned blocks = waves * blocks_per_sm * static_cast<unsigned>(told);
+  // Blocks that hold an SM whole (fill_sms' shape), in waves over the SMs the process is told.
+  const sm_filling_blocks shape = sm_filling_blocks_of(dev.native_handle());
+  const unsigned threads = shape.threads;
+  const unsigned blocks = waves * shape.per_sm * static_cast<unsigned>(told);
   const stream s = dev.primary_context().create_stream(stream_flags::non_blocking);
   device_buffer stamps(dev, 16ull * blocks);
   answer({{"ready", true},
@@ -110,12 +108,11 @@ int run_piece_probe(int ordinal, unsigned waves) {
 // ---- greenctx's side ----------------------------------------------------------------------------
 
 std::string self_path() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0)
+  const std::optional<std::string> path = own_program_path();
+  if (!path)
     throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
                 std::string("cannot find greenctx's own program: ") + std::strerror(errno));
-  return std::string(buf, static_cast<std::size_t>(n));
+  return *path;
 }
 
 /// One piece's process: its stdin and stdout are pipes of greenctx's, its stderr a file that is
@@ -163,9 +160,14 @@ void start(piece_process &p, const std::vector<std::string> &argv) {
     throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("pipe: ") + std::strerror(errno));
   char path[] = "/tmp/greenctx-verify-XXXXXX";
   const int err = mkostemp(path, O_CLOEXEC);
-  if (err < 0)
+  if (err < 0) {
+    const int e = errno;
+    for (int fd : {in[0], in[1], out[0], out[1]})
+      close(fd);
+    errno = e;
     throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
                 std::string("cannot make a file for a piece's stderr: ") + std::strerror(errno));
+  }
   p.err_path = path;
   std::vector<char *> cargv;
   for (const auto &a : argv)

@@ -16,6 +16,15 @@ namespace greenctx {
 void launch_spin(stream_ref s, unsigned blocks, std::chrono::nanoseconds duration,
                  unsigned threads = 32);
 
+/// The blocks that hold an SM whole: two blocks an SM of half its thread limit each (1024 threads
+/// on an H100/H200). fill_sms launches this shape; so does greenctx verify --processes, in waves.
+struct sm_filling_blocks {
+  unsigned threads = 0; ///< per block
+  unsigned per_sm = 0;  ///< blocks resident on one SM at once
+};
+/// The shape for device `device`. Throws error when the driver cannot say.
+sm_filling_blocks sm_filling_blocks_of(CUdevice device);
+
 /// Fills every SM of the stream's context for `duration`: two blocks per SM of half the SM's
 /// thread limit each (1024 threads on an H100/H200), spinning, so that no other block can be
 /// resident on those SMs until they end. A kernel launched elsewhere that should run on these SMs
