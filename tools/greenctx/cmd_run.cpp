@@ -94,7 +94,10 @@ void check_devices(const run_options &opt, const std::optional<std::vector<int>>
       ordinals.push_back(d);
   }
   for (int d : ordinals) {
-    refuse_mps_percentage(device(d), api);
+    // Held through the checks below, so that their own handles of the device find its primary
+    // context made, not made again.
+    const device dev(d);
+    refuse_mps_percentage(dev, api);
     if (opt.split.empty()) {
       check_confinement({opt.sms, d, opt.ignore_coscheduling});
       continue;
