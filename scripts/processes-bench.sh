@@ -18,6 +18,10 @@
 #                  two-pieces      16,16,rest: two critical processes on pieces 0 and 1, the
 #                                  background on piece 2
 #                  two-percentage  two critical processes on the whole GPU, the background at 76%
+#                  uneven-pieces   as two-pieces, the second critical process's kernels larger
+#                                  than its piece (1024 blocks: four waves on 16 SMs)
+#                  uneven-percentage  as two-percentage with that larger second critical kernel:
+#                                  nothing keeps it off the SMs the first one needs
 #
 # PROCESSES_ROUNDS rounds (default 5); in each the placements of each group in an order rotated
 # from round to round, the MPS daemon started after the no-MPS group and stopped at the end of the
@@ -54,11 +58,14 @@ log="$out/logs/stderr.log"
 processes_mps_folders
 
 crit=("$prog" critical --samples "$samples_n")
+uneven=(--blocks 1024) # the second critical process's kernel in the uneven placements
 
-# run_placement ROUND NAME BG_PREFIX CRIT1_PREFIX [CRIT2_PREFIX]: prefixes are words before the
-# program ("-" for none; "skip" for no such process); env assignments go first (env VAR=...).
+# run_placement ROUND NAME BG_PREFIX CRIT1_PREFIX [CRIT2_PREFIX [CRIT2_ARGS...]]: prefixes are
+# words before the program ("-" for none; "skip" for no such process); env assignments go first
+# (env VAR=...); CRIT2_ARGS are added to the second critical process's arguments.
 run_placement() {
   local round=$1 name=$2 bgp=$3 c1p=$4 c2p=${5:-skip}
+  local -a c2args=("${@:6}")
   local dir="$out/runs/$round-$name"
   mkdir -p "$dir"
   echo "=== round $round $name: bg[$bgp] critical[$c1p] critical2[$c2p]" >> "$log"
@@ -76,11 +83,12 @@ run_placement() {
   fi
   local -a pids=() names=()
   for which in 1 2; do
-    local p=$c1p; [ $which = 2 ] && p=$c2p
+    local p=$c1p extra=()
+    [ $which = 2 ] && p=$c2p extra=("${c2args[@]}")
     [ "$p" = skip ] && continue
     local -a pre=()
     [ "$p" = - ] || read -r -a pre <<< "$p"
-    timeout -k 5 120 "${pre[@]}" "${crit[@]}" > "$dir/critical$which.json" 2>> "$log" &
+    timeout -k 5 120 "${pre[@]}" "${crit[@]}" "${extra[@]}" > "$dir/critical$which.json" 2>> "$log" &
     pids+=($!) names+=("critical$which")
   done
   for i in "${!pids[@]}"; do
@@ -96,7 +104,7 @@ run_placement() {
 
 nompsp=(alone bg-alone timeslice)
 mpsp=(mps-alone piece-alone bg-piece-alone mps-share mps-percentage mps-priority pieces trap
-      two-pieces two-percentage)
+      two-pieces two-percentage uneven-pieces uneven-percentage)
 placement() { # placement ROUND NAME
   case $2 in
     alone | mps-alone) run_placement "$1" "$2" skip - ;;
@@ -111,6 +119,10 @@ placement() { # placement ROUND NAME
     two-pieces) run_placement "$1" "$2" "$(piece 16,16,rest 2)" "$(piece 16,16,rest 0)" \
                   "$(piece 16,16,rest 1)" ;;
     two-percentage) run_placement "$1" "$2" "env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=76" - - ;;
+    uneven-pieces) run_placement "$1" "$2" "$(piece 16,16,rest 2)" "$(piece 16,16,rest 0)" \
+                     "$(piece 16,16,rest 1)" "${uneven[@]}" ;;
+    uneven-percentage) run_placement "$1" "$2" "env CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=76" - - \
+                         "${uneven[@]}" ;;
   esac
 }
 crit_default=("${crit[@]}")
@@ -146,6 +158,7 @@ json.dump({"environment": {"gpu": e["PB_GPU"], "driver": e["PB_DRIVER"], "date":
                            "commit": e["PB_COMMIT"]},
            "settings": {"rounds": int(e["PB_ROUNDS"]), "critical_samples": int(e["PB_SAMPLES"]),
                         "critical": "16 blocks x 128 threads spinning 20 us, one every 200 us",
+                        "uneven_second_critical": "1024 blocks, the rest as the critical",
                         "background": "8 blocks x 256 threads per SM told, 50000 multiply-adds "
                                       "a thread, two kernels in flight"}},
           open(sys.argv[1], "w"), indent=2)

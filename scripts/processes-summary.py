@@ -14,7 +14,8 @@ Targets (issue 22 item 4), each a result, not a pass or fail of this script:
      piece 1 over (its throughput alone on the whole GPU x 116 / 132)
   3. greenctx pieces at least as good at p99 as the best MPS-only placement (sharing, the
      active-thread percentage, a high-priority stream)
-  and, with two critical processes, pieces against the percentage.
+  and, with two critical processes, pieces against the percentage: the worse p99 of two alike,
+  and the first one's p99 when the second one's kernels are larger than its piece.
 
 Exit 0 written; 2 unreadable input.
 
@@ -39,6 +40,9 @@ TITLES = {
     "trap": "critical on piece 0, background unconfined, MPS (the trap)",
     "two-pieces": "two critical on pieces 0, 1 of 16,16,rest, background on 2, MPS",
     "two-percentage": "two critical on the whole GPU, background at 76%, MPS",
+    "uneven-pieces": "two critical on pieces 0, 1 of 16,16,rest, the 2nd with 1024 blocks, MPS",
+    "uneven-percentage": "two critical on the whole GPU, the 2nd with 1024 blocks, background "
+                         "at 76%, MPS",
 }
 MPS_ONLY = ("mps-share", "mps-percentage", "mps-priority")
 
@@ -131,6 +135,18 @@ def summarize(samples):
             "within_spread": tie,
             "text": f"two critical processes: the worse p99 on pieces {max(two):.1f} us, with the "
                     f"percentage {max(two_pct):.1f} us"
+                    + ("; the rounds' quartiles overlap: no difference the rounds can tell"
+                       if tie else "")}
+    first = get("uneven-pieces", "critical1", "p99_us")
+    first_pct = get("uneven-percentage", "critical1", "p99_us")
+    if first and first_pct:
+        tie = overlapping(("uneven-pieces", "critical1"), ("uneven-percentage", "critical1"))
+        targets["uneven_critical"] = {
+            "value": first / first_pct, "target": "<= 1.0", "met": first <= first_pct,
+            "within_spread": tie,
+            "text": f"two critical processes, the second one's kernels larger than its piece: "
+                    f"the first one's p99 on pieces {first:.1f} us, with the percentage "
+                    f"{first_pct:.1f} us"
                     + ("; the rounds' quartiles overlap: no difference the rounds can tell"
                        if tie else "")}
     return table, targets

@@ -14,11 +14,13 @@ from pathlib import Path
 # critical p99 per placement (us), before each round's offset; background blocks/s and SMs
 P99 = {"alone": 70, "timeslice": 1800, "mps-alone": 70, "piece-alone": 60, "mps-share": 480,
        "mps-percentage": 64, "mps-priority": 260, "pieces": 62, "trap": 470, "two-pieces": 66,
-       "two-percentage": 90}
+       "two-percentage": 90, "uneven-pieces": 67, "uneven-percentage": 140}
 BG = {"bg-alone": (100000, 132), "timeslice": (60000, 132), "bg-piece-alone": (88000, 116),
       "mps-share": (95000, 132), "mps-percentage": (86000, 132), "mps-priority": (94000, 132),
       "pieces": (86000, 116), "trap": (95000, 132), "two-pieces": (73000, 100),
-      "two-percentage": (74000, 132)}
+      "two-percentage": (74000, 132), "uneven-pieces": (72000, 100),
+      "uneven-percentage": (73000, 132)}
+TWO = ("two-", "uneven-")  # placements with two critical processes
 ROUNDS = 5
 
 
@@ -27,7 +29,7 @@ def samples():
     for r in range(1, ROUNDS + 1):
         off = r - 3  # -2..2: the median is the base value
         for name, p99 in P99.items():
-            for proc in ("critical1", "critical2") if name.startswith("two-") else ("critical1",):
+            for proc in ("critical1", "critical2") if name.startswith(TWO) else ("critical1",):
                 res = {"role": "critical", "p50_us": p99 / 2 + off, "p99_us": p99 + off,
                        "max_us": p99 * 2, "sms": 16}
                 out.append({"round": r, "placement": name, "process": proc, "exit": 0,
@@ -77,6 +79,9 @@ def main(argv):
           t["pieces_vs_best_mps"]["text"], t["pieces_vs_best_mps"]["text"])
     check(t["two_critical"]["met"] is True, "two critical: 66 against 90")
     check(t["two_critical"]["within_spread"] is False, "66 and 90 are apart")
+    check(t["uneven_critical"]["met"] is True and t["uneven_critical"]["within_spread"] is False,
+          f"uneven: the first critical's 67 against 140: {t['uneven_critical']}")
+    check(abs(t["uneven_critical"]["value"] - 67 / 140) < 1e-9, "uneven ratio")
     check(t["pieces_vs_best_mps"]["within_spread"] is True, "62 (61-63) and 64 (63-65) overlap")
     check(rep["failures"] == [{"round": 2, "placement": "trap", "process": "background",
                                "exit": 3}], f"failures {rep['failures']}")
