@@ -9,6 +9,8 @@
 // The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on top of all of them.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/error.hpp"
 #include "greenctx/plan/granularity.hpp"
 #include "greenctx/plan/group_params.hpp"

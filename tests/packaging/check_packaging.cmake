@@ -5,7 +5,9 @@
 #   find_package      cmake --install the build tree into WORK_DIR/prefix, then configure, build
 #                     and run tests/packaging/consumer with CMAKE_PREFIX_PATH=that prefix.
 #   pkg_config        the same install, then compile consumer/main.cpp with
-#                     CXX -std=c++20 main.cpp $(pkg-config --cflags --libs greenctx) and run it.
+#                     CXX $(pkg-config --cflags greenctx) and consumer/device_side.cu with
+#                     nvcc $(pkg-config --cflags greenctx), link with nvcc and
+#                     $(pkg-config --libs greenctx), and run it.
 #   add_subdirectory  configure, build and run the consumer with add_subdirectory(<greenctx source>);
 #                     the consumer fails to configure if greenctx's tools or tests are there.
 #
@@ -24,6 +26,11 @@ foreach(var IN ITEMS MODE WORK_DIR SOURCE_DIR CXX_COMPILER GENERATOR)
 endforeach()
 
 set(consumer_source ${CMAKE_CURRENT_LIST_DIR}/consumer)
+# The consumer has a CUDA file: the toolkit's nvcc compiles it (and, for pkg-config, links).
+find_program(nvcc NAMES nvcc HINTS ${CUDA_ROOT}/bin NO_DEFAULT_PATH)
+if(NOT nvcc)
+  message(FATAL_ERROR "no nvcc in ${CUDA_ROOT}/bin (-DCUDA_ROOT=<the toolkit>)")
+endif()
 set(prefix ${WORK_DIR}/prefix)
 
 # A fresh directory for every run.
@@ -79,7 +86,7 @@ function(build_consumer_with_cmake)
     list(APPEND args -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
   endif()
   if(CUDA_ROOT)
-    list(APPEND args -DCUDAToolkit_ROOT=${CUDA_ROOT})
+    list(APPEND args -DCUDAToolkit_ROOT=${CUDA_ROOT} -DCMAKE_CUDA_COMPILER=${nvcc})
   endif()
   step("configure the consumer" ${CMAKE_COMMAND} ${args} ${ARGN})
   step("build the consumer" ${CMAKE_COMMAND} --build ${build} --parallel 1)
@@ -116,12 +123,21 @@ elseif(MODE STREQUAL "pkg_config")
                           "outside the prefix it was installed to")
     endif()
   endforeach()
-  step("pkg-config --cflags --libs" ${pkg_config} --cflags --libs greenctx)
-  string(STRIP "${step_output}" flags)
-  separate_arguments(flags UNIX_COMMAND "${flags}")
+  foreach(part IN ITEMS cflags libs)
+    step("pkg-config --${part}" ${pkg_config} --${part} greenctx)
+    string(STRIP "${step_output}" ${part})
+    separate_arguments(${part} UNIX_COMMAND "${${part}}")
+  endforeach()
   set(consumer_exe ${WORK_DIR}/consumer)
-  step("compile the consumer with pkg-config's flags"
-       ${CXX_COMPILER} -std=c++20 -Wall -Wextra ${consumer_source}/main.cpp ${flags}
+  # Nothing but pkg-config's flags sets the standard, for the C++ and for the CUDA file.
+  step("compile main.cpp with pkg-config's flags"
+       ${CXX_COMPILER} -Wall -Wextra ${cflags} -c ${consumer_source}/main.cpp
+       -o ${WORK_DIR}/main.o)
+  step("compile device_side.cu with nvcc and pkg-config's flags"
+       ${nvcc} -arch=sm_90 ${cflags} -c ${consumer_source}/device_side.cu
+       -o ${WORK_DIR}/device_side.o)
+  step("link the consumer with nvcc and pkg-config's libraries"
+       ${nvcc} -arch=sm_90 ${WORK_DIR}/main.o ${WORK_DIR}/device_side.o ${libs}
        -o ${consumer_exe})
   run_consumer(${consumer_exe})
 

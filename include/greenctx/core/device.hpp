@@ -1,6 +1,8 @@
 // A GPU, and its primary context.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/plan/resource.hpp"
 

@@ -1,6 +1,8 @@
 // Events: `event_ref` refers to a CUevent, `event` owns one.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/execution_context.hpp"
 
 #include <cuda.h>

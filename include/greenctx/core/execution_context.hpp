@@ -15,6 +15,8 @@
 // costs 1.1-1.6 ms. Repartitioning by re-creating contexts in a loop is not viable.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/resource.hpp"
 
 #include <cuda.h>

@@ -22,6 +22,8 @@
 // group that lacks a promised property.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/group_plan.hpp"
 #include "greenctx/plan/split_advice.hpp"
 

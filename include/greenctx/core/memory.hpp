@@ -1,6 +1,8 @@
 // Device memory owned by greenctx objects and benchmarks.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/stream.hpp"
 

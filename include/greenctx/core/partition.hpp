@@ -1,6 +1,8 @@
 // A set of disjoint SM partitions, each with its own green context, made from one split.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"

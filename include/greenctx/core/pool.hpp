@@ -29,6 +29,8 @@
 // while another thread uses it.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/stream.hpp"

@@ -1,6 +1,8 @@
 // Splitting an SM resource into groups, and building descriptors from the pieces.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/granularity.hpp"
 #include "greenctx/plan/resource.hpp"
 

@@ -1,6 +1,8 @@
 // Streams: `stream_ref` refers to a CUstream, `stream` owns one.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/plan/resource.hpp"
 

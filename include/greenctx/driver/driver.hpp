@@ -1,6 +1,8 @@
 // What the loaded CUDA driver is, and which green-context features it has.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <cuda.h>
 
 #include <string>

@@ -5,6 +5,8 @@
 // proof runs at the split, not when a context is made from the group.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/plan/group_plan.hpp"

@@ -2,6 +2,8 @@
 // occupancy calculator on a stream of the context (so a green context's SMs are what counts).
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/execution_context.hpp"
 
 namespace greenctx {

@@ -1,6 +1,8 @@
 // Seeing where kernels run: a probe kernel that records %smid per block, and spin kernels.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/memory.hpp"
 #include "greenctx/core/stream.hpp"

@@ -1,6 +1,8 @@
 // Verifying partitions on the hardware: where did each partition's kernels run?
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/partition.hpp"
 #include "greenctx/plan/verify_check.hpp"
 

@@ -3,6 +3,8 @@
 // which SMs they use.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/core/memory.hpp"
 #include "greenctx/core/stream.hpp"
 

@@ -5,6 +5,8 @@
 // before any driver call. Header-only and pure.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <climits>
 #include <optional>
 #include <string>

@@ -6,6 +6,8 @@
 // failed and, where there is one, what would work instead.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <cuda.h>
 
 #include <stdexcept>

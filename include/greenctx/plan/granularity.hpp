@@ -2,6 +2,8 @@
 // becomes the count the driver hands out. Pure code: no driver, no GPU.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>

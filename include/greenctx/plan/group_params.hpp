@@ -4,6 +4,8 @@
 // below 13.1, greenctx's emulation, built on top of these rules.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/granularity.hpp"
 
 #include <cstddef>

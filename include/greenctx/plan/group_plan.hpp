@@ -4,6 +4,8 @@
 // greenctx/core/group_split.hpp, which also explains runs and intermediate contexts.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/group_params.hpp"
 #include "greenctx/plan/resource.hpp"
 

@@ -5,6 +5,8 @@
 // the same planner.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/granularity.hpp"
 #include "greenctx/plan/group_plan.hpp"
 

@@ -2,6 +2,8 @@
 // Pure code, tested on the CPU.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/partition_plan.hpp"
 
 #include <span>

@@ -8,6 +8,8 @@
 // tools/greenctx/verify_processes.cpp's.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <string>
 #include <vector>
 

@@ -2,6 +2,8 @@
 // or what a context holds). A plain value: copy it freely; it owns nothing.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/granularity.hpp"
 
 #include <cuda.h>

@@ -3,6 +3,8 @@
 // split_backend (core/group_split.hpp has the driver-backed form).
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include "greenctx/plan/group_plan.hpp"
 
 #include <functional>

@@ -2,6 +2,8 @@
 // The measurement itself (greenctx/lab/verify.hpp) runs a probe on the GPU.
 #pragma once
 
+#include "greenctx/cxx_standard.hpp"
+
 #include <string>
 #include <vector>
 

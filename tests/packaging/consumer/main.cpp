@@ -4,13 +4,20 @@
 // It calls real library code that needs no GPU and exits non-zero on a wrong answer. query_driver()
 // must either work (a machine with a driver) or throw greenctx::error (no driver, no GPU): anything
 // else is a failure. With --expect-no-driver (run with GREENCTX_LIBCUDA pointing at a library that
-// does not exist), it must throw greenctx::error with CUDA_ERROR_NO_DEVICE.
+// does not exist), it must throw greenctx::error with CUDA_ERROR_NO_DEVICE. device_side.cu, compiled
+// by nvcc, must have been given C++20 by the package and parse a request the same way; with
+// --launch (on a GPU) a kernel of that file runs on a 16-SM green context's stream.
 #include <greenctx/greenctx.hpp>
 
 #include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
+
+// device_side.cu
+std::string parsed_in_cuda_file(const char *request);
+long cuda_file_standard();
+int launch_on_green_context();
 
 namespace {
 
@@ -29,12 +36,18 @@ void expect_equal(std::string_view what, const std::string &got, std::string_vie
 
 int main(int argc, char **argv) {
   const bool expect_no_driver = argc > 1 && std::string_view(argv[1]) == "--expect-no-driver";
+  const bool launch = argc > 1 && std::string_view(argv[1]) == "--launch";
 
   try {
     expect_equal("parse_partition_request(\"16,rest\").to_string()",
                  greenctx::parse_partition_request("16,rest").to_string(), "16,rest");
     expect_equal("parse_partition_request(\"8, 8, rest\").to_string()",
                  greenctx::parse_partition_request("8, 8, rest").to_string(), "8,8,rest");
+    expect_equal("parse_partition_request(\"16, rest\") in the .cu file",
+                 parsed_in_cuda_file("16, rest"), "16,rest");
+    expect_equal("the .cu file's standard at least C++20",
+                 cuda_file_standard() >= 202002L ? "yes" : std::to_string(cuda_file_standard()),
+                 "yes");
     expect_equal("format_cuda_version(12050)", greenctx::format_cuda_version(12050), "12.5");
     expect_equal("format_cuda_version(13010)", greenctx::format_cuda_version(13010), "13.1");
   } catch (const std::exception &e) {
@@ -73,6 +86,16 @@ int main(int argc, char **argv) {
     std::cerr << "FAIL: query_driver() threw something other than greenctx::error: " << e.what()
               << "\n";
     ++failures;
+  }
+
+  if (launch) {
+    try {
+      expect_equal("the flag a kernel of the .cu file wrote on a green context's stream",
+                   std::to_string(launch_on_green_context()), "1");
+    } catch (const std::exception &e) {
+      std::cerr << "FAIL: the launch on a green context threw: " << e.what() << "\n";
+      ++failures;
+    }
   }
 
   std::cout << "greenctx built against CUDA "
