@@ -16,7 +16,7 @@
 
 namespace greenctx::cli {
 
-/// Exit codes of every subcommand (documented in README.md and in `greenctx --help`).
+/// Exit codes of every subcommand (documented in docs/cli.md and in `greenctx --help`).
 enum exit_code : int {
   exit_ok = 0,
   exit_check_failed = 1, ///< verify found a violation, or demo's checks failed
