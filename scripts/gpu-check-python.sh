@@ -160,6 +160,20 @@ step pytest 180 bash -o pipefail -c \
 step torch-latency 150 bash -o pipefail -c \
   "'$py' examples/torch_latency.py --json '$out/torch_latency.json' 2>&1 |
    tee '$out/torch_latency.txt'"
+# The installed `greenctx` command (the wheel's console script, pip builds only) confining a
+# PyTorch program: the same numbers as its plain run, from the installed package's preload library.
+if [ -x "$venv/bin/greenctx" ]; then
+  step installed-run-plain 120 bash -o pipefail -c \
+    "'$py' tests/gpu/torch_matmul.py 4096 3 | tee '$out/installed-run-plain.txt'"
+  step installed-run-16 120 bash -o pipefail -c \
+    "PATH='$venv/bin':\$PATH greenctx run --sms 16 -- '$py' tests/gpu/torch_matmul.py 4096 3 |
+     tee '$out/installed-run-16.txt'"
+  step installed-run-compare 30 python3 scripts/compare-runs.py "$out/installed-run-plain.txt" \
+    "$out/installed-run-16.txt"
+else
+  echo "installed greenctx command: not checked (no $venv/bin/greenctx: the CMake fallback build)" |
+    tee -a "$log"
+fi
 # A greenctx.Pool moving SMs between a GEMM stream and a critical stream (a few seconds).
 step dynamic-partition 120 bash -o pipefail -c \
   "'$py' examples/dynamic_partition.py --quick --json '$out/dynamic_partition.json' \

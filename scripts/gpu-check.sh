@@ -8,7 +8,8 @@
 #
 # GPU_CHECK_GROUPS picks groups of steps (default: all of them), so that the whole check can be
 # spread over several calls of a lent machine's 10-minute command limit:
-#   tests      the GPU, compat, CPU, library, plan and no-driver test programs
+#   tests      the GPU, compat, CPU, library, plan and no-driver test programs, and a PyTorch C++
+#              extension built on the spot against build/src/libgreenctx.a
 #   cli        the CLI's checks (tests/cli_gpu/checks.txt)
 #   semantics  CUDA's guarantees under greenctx run (scripts/semantics-check.sh)
 #   outside    programs and libraries nobody here wrote, plain and confined (outside-check.sh)
@@ -69,6 +70,10 @@ step cpu-tests env GREENCTX_CLI="$cli" GREENCTX_SOURCE_DIR="$PWD" "$bin/tests/gr
 step lib-tests "$bin/tests/greenctx_lib_tests"
 step plan-tests "$bin/tests/greenctx_plan_tests"
 step no-driver-tests env GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$bin/tests/greenctx_no_driver_tests"
+# A PyTorch C++ extension (torch's cpp_extension, -std=c++20) on a 16,rest partition set; 77 from
+# the check: no torch with CUDA here.
+step torch-extension bash -c "python3 tests/gpu/torch_extension/check.py . '$bin/src/libgreenctx.a' \
+    '$out/torch-extension-build'; rc=\$?; [ \$rc -eq 77 ] && exit 0; exit \$rc"
 fi
 # The CLI's checks (tests/cli_gpu/checks.txt: info, verify, split, run, scale refusals, examples,
 # demo), each a ctest cli_gpu.* with label gpu: a skip counts as a failure here.

@@ -20,7 +20,7 @@ for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tes
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
          tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
          bench/greenctx_repartition_bench bench/greenctx_pool_bench bench/greenctx_launch_pairs bench/greenctx_process_pair \
-         examples/greenctx_quickstart examples/greenctx_runtime_api \
+         examples/greenctx_quickstart examples/greenctx_runtime_api examples/greenctx_readme_example \
          tests/greenctx_run_{semantics,ptds,ptds_api,cublas_threads,churn,stress,two_devices,overhead} \
          tests/greenctx_run_{sm_count,coop_grid_sync,persistent_barrier,clusters,cublaslt_sm_target} \
          "$@"; do
@@ -28,6 +28,9 @@ for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tes
   strip -o "$dst/$f" "$src/$f"
 done
 # Google Benchmark is shared on Debian; the benchmark finds it beside itself ($ORIGIN).
+# The library itself, for what is built against it on the GPU machine (the PyTorch extension).
+mkdir -p "$dst/src"
+strip --strip-debug -o "$dst/src/libgreenctx.a" "$src/src/libgreenctx.a"
 cp -L "$(ldd "$src"/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" "$dst"/bench/
 # The CLI's GPU checks as ctest tests of this folder: `ctest --test-dir build-gpu -L gpu`.
 tests/cli_gpu/run-check.sh --ctest-file > "$dst"/CTestTestfile.cmake
