@@ -6,6 +6,7 @@
 
 #include <torch/extension.h>
 
+#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -48,7 +49,9 @@ std::tuple<torch::Tensor, int64_t> matmul_on_piece(const torch::Tensor &a, const
   auto native = reinterpret_cast<cudaStream_t>(s.streams[piece].native_handle());
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromExternal(native, a.device().index());
   // The inputs come from torch's current stream: the piece's stream waits for them first.
-  stream.wait(c10::cuda::getCurrentCUDAStream(a.device().index()));
+  at::cuda::CUDAEvent inputs_ready;
+  inputs_ready.record(c10::cuda::getCurrentCUDAStream(a.device().index()));
+  inputs_ready.block(stream);
   torch::Tensor out;
   {
     c10::cuda::CUDAStreamGuard guard(stream);
