@@ -9,6 +9,7 @@ must hold 16 and the rest of the SMs.
 Exit 0 passed, 1 a check failed, 77 no GPU or no torch with CUDA here.
 """
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,11 +60,21 @@ def main(argv):
             failures.append(f"piece {piece}'s product differs from the plain matmul by {diff:g}")
     if held[0] != 16 or held[0] + held[1] != sms:
         failures.append(f"the pieces hold {held} SMs, expected 16 and {sms - 16}")
-    try:
-        ext.matmul_on_piece(a, b, "16,rest", 5)
-        failures.append("piece 5 of 16,rest was accepted")
-    except RuntimeError as e:
-        print(f"piece 5 refused: {str(e).splitlines()[0]}")
+    # Refusals, each in a child process (a crash there is a failure, not the end of this check):
+    # greenctx's own request_error through the extension, and the extension's bad piece.
+    for split, piece, want in (("rest,16", 0, "RuntimeError"), ("16,rest", 5, "IndexError")):
+        code = (f"import torch, sys; sys.path.insert(0, {str(build)!r}); "
+                "import greenctx_partition_op as ext; a = torch.ones(8, 8, device='cuda')\n"
+                f"try: ext.matmul_on_piece(a, a, {split!r}, {piece})\n"
+                "except Exception as e: print(type(e).__name__ + ': ' + str(e).splitlines()[0])\n"
+                "else: print('accepted')")
+        p = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code],
+                           capture_output=True, text=True, timeout=120)
+        said = (p.stdout.strip().splitlines() or [""])[-1]
+        print(f"{split} piece {piece}: exit {p.returncode}, {said}")
+        if p.returncode != 0 or not said.startswith(want):
+            failures.append(f"{split} piece {piece}: expected {want}, got exit {p.returncode} "
+                            f"{said!r} {p.stderr.strip()[-300:]!r}")
     for f in failures:
         print(f"FAIL: {f}")
     print("torch extension: " + ("PASS" if not failures else f"{len(failures)} failures"))

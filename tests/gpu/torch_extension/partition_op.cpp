@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -44,8 +45,9 @@ split_state &state_for(const std::string &split) {
 std::tuple<torch::Tensor, int64_t> matmul_on_piece(const torch::Tensor &a, const torch::Tensor &b,
                                                    const std::string &split, int64_t piece) {
   split_state &s = state_for(split);
-  TORCH_CHECK(piece >= 0 && piece < static_cast<int64_t>(s.streams.size()), "piece ", piece,
-              " is not one of the ", s.streams.size(), " pieces of ", split);
+  if (piece < 0 || piece >= static_cast<int64_t>(s.streams.size()))
+    throw std::out_of_range("piece " + std::to_string(piece) + " is not one of the " +
+                            std::to_string(s.streams.size()) + " pieces of " + split);
   auto native = reinterpret_cast<cudaStream_t>(s.streams[piece].native_handle());
   c10::cuda::CUDAStream stream = c10::cuda::getStreamFromExternal(native, a.device().index());
   // The inputs come from torch's current stream: the piece's stream waits for them first.
