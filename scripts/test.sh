@@ -29,6 +29,19 @@ else
   status=1
 fi
 
+# A second CMake for the packaging consumer (install_find_package.cmake2*): PyPI's, the newest
+# major version, beside Debian's that builds greenctx.
+consumer_cmake_version=4.4.5
+if "$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check \
+     "cmake==$consumer_cmake_version"; then
+  cmake "$build" -DGREENCTX_CONSUMER_CMAKE="$(cd "$build"/pyenv/bin && pwd)/cmake" >/dev/null
+else
+  routing_error+="${routing_error:+; }FAILED: cmake $consumer_cmake_version could not be installed"
+  routing_error+=" from PyPI, so install_find_package.cmake2* did not run"
+  echo "FAILED: cmake $consumer_cmake_version from PyPI" >&2
+  status=1
+fi
+
 (cd "$build" && ctest --output-on-failure --timeout 600 "$@") || status=$?
 
 # The sanitizer tier (tests/sanitize/): the plan layer's tests under ASan and UBSan, and its text

@@ -15,8 +15,10 @@
 # and with GREENCTX_LIBCUDA pointing at a missing library (it must throw CUDA_ERROR_NO_DEVICE).
 #
 # Variables: MODE, WORK_DIR, SOURCE_DIR (greenctx source), BINARY_DIR (its build tree, for the
-# install), CXX_COMPILER, GENERATOR, MAKE_PROGRAM, CUDA_ROOT, INSTALL_LIBDIR, PKG_CONFIG,
-# EXPECTED_VERSION.
+# install), CXX_COMPILER, GENERATOR, MAKE_PROGRAM, CUDA_ROOT (the consumer's toolkit: its nvcc and
+# headers), INSTALL_LIBDIR, PKG_CONFIG, EXPECTED_VERSION; CONSUMER_CMAKE, the cmake that configures
+# and builds the consumer (default: the one running this), so that the same install is used from
+# other CMake versions.
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var IN ITEMS MODE WORK_DIR SOURCE_DIR CXX_COMPILER GENERATOR)
@@ -26,6 +28,10 @@ foreach(var IN ITEMS MODE WORK_DIR SOURCE_DIR CXX_COMPILER GENERATOR)
 endforeach()
 
 set(consumer_source ${CMAKE_CURRENT_LIST_DIR}/consumer)
+set(consumer_cmake ${CMAKE_COMMAND})
+if(CONSUMER_CMAKE)
+  set(consumer_cmake ${CONSUMER_CMAKE})
+endif()
 # The consumer has a CUDA file: the toolkit's nvcc compiles it (and, for pkg-config, links).
 find_program(nvcc NAMES nvcc HINTS ${CUDA_ROOT}/bin NO_DEFAULT_PATH)
 if(NOT nvcc)
@@ -88,8 +94,13 @@ function(build_consumer_with_cmake)
   if(CUDA_ROOT)
     list(APPEND args -DCUDAToolkit_ROOT=${CUDA_ROOT} -DCMAKE_CUDA_COMPILER=${nvcc})
   endif()
-  step("configure the consumer" ${CMAKE_COMMAND} ${args} ${ARGN})
-  step("build the consumer" ${CMAKE_COMMAND} --build ${build} --parallel 1)
+  execute_process(COMMAND ${consumer_cmake} --version OUTPUT_VARIABLE version)
+  string(REGEX MATCH "[0-9][0-9.]*" version "${version}")
+  execute_process(COMMAND ${nvcc} --version OUTPUT_VARIABLE nvcc_version)
+  string(REGEX MATCH "release [0-9.]+" nvcc_version "${nvcc_version}")
+  message(STATUS "the consumer: CMake ${version}, nvcc ${nvcc_version}")
+  step("configure the consumer" ${consumer_cmake} ${args} ${ARGN})
+  step("build the consumer" ${consumer_cmake} --build ${build} --parallel 1)
   set(consumer_exe ${build}/consumer PARENT_SCOPE)
 endfunction()
 
