@@ -4,9 +4,9 @@
 #
 # The CUDA toolkit: nvcc 12.4 or newer in /usr/local/cuda or on PATH. Without one (a machine with
 # only the driver), the toolkit's pieces come from PyPI into BUILD/cuda-pypi-VERSION
-# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. VERSION is 13.0.88,
-# with runtime 13.0.96, cuBLAS 13.1.0.3 and CCCL 13.0.85: the CUDA 13.0 of this project's machines
-# (the dist-info in their /usr/local/cuda), the toolkit of the H200's driver 580.
+# (scripts/cuda-toolkit-pypi.sh: nvcc, cudart, headers and cuBLAS) and are used. The versions are
+# in scripts/lib/cuda-pypi-versions.sh (13.0.88 with runtime 13.0.96, cuBLAS 13.1.0.3 and CCCL
+# 13.0.85: the CUDA 13.0 of this project's machines, the toolkit of the H200's driver 580).
 # GREENCTX_PYPI_CUDA_VERSION, GREENCTX_PYPI_RUNTIME_VERSION, GREENCTX_PYPI_CUBLAS_VERSION and
 # GREENCTX_PYPI_CCCL_VERSION change them (greenctx builds and passes its GPU tier with 13.5.37
 # too: docs/toolkits.md). PyPI has no libcuda stub: the two test programs that
@@ -58,12 +58,13 @@ else
   else
     echo "setup: no CUDA toolkit (nvcc) found: its pieces come from PyPI"
   fi
-  version=${GREENCTX_PYPI_CUDA_VERSION:-13.0.88}
+  . scripts/lib/cuda-pypi-versions.sh
+  version=${GREENCTX_PYPI_CUDA_VERSION:-$GREENCTX_PYPI_CUDA_DEFAULT}
   root="$build/cuda-pypi-$version"
   scripts/cuda-toolkit-pypi.sh "$root" --version "$version" \
-      --runtime-version "${GREENCTX_PYPI_RUNTIME_VERSION:-13.0.96}" --cublas \
-      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-13.1.0.3}" \
-      --cccl-version "${GREENCTX_PYPI_CCCL_VERSION:-13.0.85}" || {
+      --runtime-version "${GREENCTX_PYPI_RUNTIME_VERSION:-$GREENCTX_PYPI_RUNTIME_DEFAULT}" --cublas \
+      --cublas-version "${GREENCTX_PYPI_CUBLAS_VERSION:-$GREENCTX_PYPI_CUBLAS_DEFAULT}" \
+      --cccl-version "${GREENCTX_PYPI_CCCL_VERSION:-$GREENCTX_PYPI_CCCL_DEFAULT}" || {
     echo "setup: could not install the CUDA toolkit from PyPI (above: why); install the toolkit" >&2
     echo "       (nvcc 12.4 or newer) or put its bin/ on PATH" >&2
     exit 1
@@ -71,22 +72,8 @@ else
   root=$(cd "$root" && pwd)
   cuda_args=(-DCUDAToolkit_ROOT="$root" -DCMAKE_CUDA_COMPILER="$root/bin/nvcc")
   if [ "${GREENCTX_IGNORE_SYSTEM_CUDA:-0}" = 1 ]; then
-    # CMake's searches also look in /usr/local/cuda and in every PATH entry's prefix (here
-    # /usr/local, whose lib64 may be a link into the toolkit): ignore the installed toolkit's
-    # folders and every link to them from /usr/local.
-    ignore_prefixes=() ignore_paths=()
-    for d in /usr/local/*; do
-      [ -e "$d" ] || continue
-      case "$(readlink -f "$d")" in
-        /usr/local/cuda*) ;;
-        *) continue ;;
-      esac
-      ignore_prefixes+=("$d")
-      for sub in "" /stubs /lib /lib/stubs /lib64 /lib64/stubs /bin /include \
-                 /targets/"$(uname -m)"-linux/lib /targets/"$(uname -m)"-linux/lib/stubs; do
-        ignore_paths+=("$d$sub")
-      done
-    done
+    . scripts/lib/hide-system-cuda.sh
+    hide_system_cuda
     join() { local IFS=';'; echo "$*"; }
     cuda_args+=(-DCMAKE_IGNORE_PREFIX_PATH="$(join "${ignore_prefixes[@]}")"
                 -DCMAKE_IGNORE_PATH="$(join "${ignore_paths[@]}")")

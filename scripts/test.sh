@@ -60,6 +60,10 @@ esac
 "$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
 "$build"/pyenv/bin/python -m pytest -rs python/tests || status=$?
 
+# pip wheel . where the build must take the CUDA toolkit from PyPI, installed away from the source.
+GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON="$build"/pyenv/bin/python scripts/wheel-no-toolkit.sh ||
+  status=1
+
 if ! "$build"/tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
   echo "GPU tier skipped on this machine: $(cat /tmp/greenctx-info.$$)"
 fi
