@@ -210,14 +210,6 @@ TEST(ScaleSummary, ConfinedRunWithoutCudaIsNamed) {
   EXPECT_EQ(summarize(r)[3].status, "ok");
 }
 
-TEST(ScaleSummary, DescribeEnd) {
-  EXPECT_EQ(describe_end(0, 0), "exit 0");
-  EXPECT_EQ(describe_end(3, 0), "exit 3");
-  EXPECT_EQ(describe_end(0, SIGKILL), "signal 9 (SIGKILL)");
-  EXPECT_EQ(describe_end(0, SIGABRT), "signal 6 (SIGABRT)");
-  EXPECT_EQ(describe_end(0, 64), "signal 64");
-}
-
 // ---- outputs -----------------------------------------------------------------------------------
 
 TEST(ScaleReport, TextTableHasEveryCountAndTheSpeedUps) {

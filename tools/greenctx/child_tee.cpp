@@ -3,25 +3,10 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace greenctx::cli {
 namespace {
-
-// Writes all of `data` to stdout; false when stdout refuses it (closed, full disk).
-bool write_all(const char *data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(STDOUT_FILENO, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // Keeps the tail of `captured` once it holds twice the limit, cut after a line break.
 void trim_head(std::string &captured) {
@@ -35,12 +20,12 @@ void trim_head(std::string &captured) {
 
 } // namespace
 
-bool tee_child_output(int fd, pid_t pid, std::string &captured, int &status) {
+void tee_child_output(int fd, process::child &program, std::string &captured) {
   char buf[65536];
   bool copying = true;
   const auto take = [&](std::size_t n) {
     if (copying)
-      copying = write_all(buf, n);
+      copying = process::write_all(STDOUT_FILENO, std::string_view(buf, n));
     captured.append(buf, n);
     trim_head(captured);
   };
@@ -51,8 +36,7 @@ bool tee_child_output(int fd, pid_t pid, std::string &captured, int &status) {
       continue;
     if (ready == 0) {
       // Silence: has the program exited with its stdout still open in a process it left?
-      const pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w != pid)
+      if (!program.poll())
         continue;
       fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
       for (int reads = 0; reads < 1024; ++reads) { // what is there now, not what keeps coming
@@ -62,15 +46,15 @@ bool tee_child_output(int fd, pid_t pid, std::string &captured, int &status) {
         if (n > 0)
           take(static_cast<std::size_t>(n));
       }
-      return true;
+      return;
     }
     if (ready < 0)
-      return false;
+      return;
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n <= 0)
-      return false; // end of file (or a broken pipe): the caller waits
+      return; // end of file (or a broken pipe): the caller waits
     take(static_cast<std::size_t>(n));
   }
 }

@@ -4,7 +4,7 @@
 // that changes on the machine. greenctx's own tests never leave a daemon running.
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "run_child.hpp"
+#include "process.hpp"
 
 #include <fmt/format.h>
 
@@ -13,10 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -56,7 +56,7 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
                        const std::string &input) {
   std::string program;
   try {
-    program = find_program(o.control);
+    program = process::find_program(o.control, api);
   } catch (const request_error &e) {
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         std::string(e.what()) +
@@ -64,32 +64,29 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
                             "--control names another path)");
   }
   char log[] = "/tmp/greenctx-mps-XXXXXX";
-  const int out = mkstemp(log);
-  int in[2];
-  if (out < 0 || pipe(in) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("mkstemp/pipe: ") + std::strerror(errno));
+  const int out = mkostemp(log, O_CLOEXEC);
+  int in[2] = {-1, -1};
+  if (out < 0 || pipe2(in, O_CLOEXEC) != 0) {
+    const int e = errno;
+    if (out >= 0)
+      close(out);
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("mkstemp/pipe: ") + std::strerror(e));
+  }
   unlink(log);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(out, 1);
-    dup2(out, 2);
-    close(in[0]);
-    close(in[1]);
-    close(out);
-    setenv("CUDA_MPS_PIPE_DIRECTORY", pipe_dir(o).c_str(), 1);
-    setenv("CUDA_MPS_LOG_DIRECTORY", log_dir(o).c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(program.c_str())};
-    for (const std::string &a : args)
-      argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(program.c_str(), argv.data());
-    _exit(127);
+  std::vector<std::string> argv{program};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const process::command cmd{
+      program, argv,
+      process::environment_with({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir(o),
+                                 "CUDA_MPS_LOG_DIRECTORY=" + log_dir(o)}),
+      {in[0], out, out}, nullptr};
+  process::child running;
+  try {
+    running = process::spawn(cmd, api);
+  } catch (...) {
+    for (int fd : {in[0], in[1], out})
+      close(fd);
+    throw;
   }
   close(in[0]);
   // A control program that exits without reading must not end greenctx with SIGPIPE.
@@ -98,16 +95,12 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGPIPE, &ignore, &old);
-  if (!input.empty() && write(in[1], input.data(), input.size()) < 0) {
-    // it exited without reading: its status says why
-  }
+  process::write_all(in[1], input); // when it exits without reading, its status says why
   close(in[1]);
   sigaction(SIGPIPE, &old, nullptr);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const process::end_status end = running.wait();
   control_result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = end.shell_code();
   char buf[4096];
   lseek(out, 0, SEEK_SET);
   for (ssize_t n; (n = read(out, buf, sizeof buf)) > 0;)

@@ -6,6 +6,7 @@
 // preload library in it confines its CUDA work and prints the summary when it exits.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "process.hpp"
 #include "run_child.hpp"
 
 #include <run_protocol.hpp>
@@ -118,7 +119,7 @@ int run_run(const run_options &opt) {
                         "such as --split 16,rest --piece 1)");
   if (!opt.split.empty())
     parse_partition_request(opt.split); // a malformed split is bad input, before the driver
-  const std::string program = find_program(opt.command.front());
+  const std::string program = process::find_program(opt.command.front(), api);
   const std::optional<std::vector<int>> devices = parse_devices(opt.devices);
   // Variables a greenctx run around this one (or a stale shell) left: the library would read them.
   for (const std::string &name : protocol_variables_in_environment())
@@ -158,7 +159,7 @@ int run_run(const run_options &opt) {
   std::fflush(stdout);
   std::fflush(stderr);
 
-  const int e = exec_program(program, opt.command);
+  const int e = process::exec_program(program, opt.command);
   unlink(report.c_str());
   const bool missing = e == ENOENT;
   print_error(fmt::format("cannot run '{}' ({}): {}{}", opt.command.front(), program,

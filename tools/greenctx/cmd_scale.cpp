@@ -3,6 +3,7 @@
 // phase, or a number it prints), and reports the figure and its speed-up.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "process.hpp"
 #include "report/output.hpp"
 #include "run_child.hpp"
 #include "scale/metric.hpp"
@@ -89,7 +90,7 @@ int run_scale(const scale_options &opt) {
   std::vector<unsigned> counts;
   if (opt.sms_given)
     counts = scale::parse_sm_list(opt.sms);
-  find_program(opt.program.front());
+  process::find_program(opt.program.front(), api);
   check_output_paths(api, opt.output);
   // Loaded once, in a child, before the driver is touched: a broken library fails here, not
   // after the first run.

@@ -65,39 +65,25 @@ std::string preload_library();
 /// own process.
 void check_preload_loads(const std::string &path);
 
-/// Runs `check` in a child process (fork) and waits for it, with SIGCHLD at its default meanwhile.
+/// Runs `check` in a child process (process::fork_call) and waits for it.
 /// A greenctx::error in the child is printed there ("greenctx: ...") and the child exits with its
 /// exit code (exit_code_for). Returns that code: exit_ok when the check passed, else the code to
 /// end greenctx with (the message is already out). Keeps what a check loads (the driver, the
 /// preload library) out of the process that `greenctx run` turns into the program.
 int check_in_child(const std::function<void()> &check);
 
-/// Resolves `program` like execvp would (a path with '/' as is, else through $PATH). Throws
-/// request_error when it is not an executable file.
-std::string find_program(const std::string &program);
-
-/// Replaces the process with `program` (a path, from find_program) run with `argv` (argv[0] as
-/// given) and the current environment; a file the kernel refuses as ENOEXEC (a script without
-/// "#!") runs under /bin/sh, as execvp does. Returns errno when nothing could be executed.
-int exec_program(const std::string &program, const std::vector<std::string> &argv);
-
 /// The protocol's variables (tools/run_protocol.hpp) present in the environment: what
 /// `greenctx run` and run_child remove before they set their own.
 std::vector<std::string> protocol_variables_in_environment();
 
-/// Runs argv[0] with argv as a child (fork + execve), its stdin, stdout and stderr those of
+/// Runs argv[0] with argv as a child (process::spawn), its stdin, stdout and stderr those of
 /// greenctx, under `c` (the preload library and the protocol's variables in its environment;
 /// nothing of the kind when c.sms == 0 and not c.measure), and waits for it. With
 /// child_output::tee its stdout is a pipe that greenctx copies to its own stdout as it comes and
 /// keeps in child_result::out; output that processes the program left behind write after it
-/// exits is not waited for (its end is noticed within 50 ms of silence on the pipe). Signals:
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT that greenctx receives are passed on to the child, except
-/// those greenctx inherited as ignored (they stay ignored, in the child too) and those a terminal
-/// sent (si_code SI_KERNEL: the terminal signalled the whole foreground process group, the child
-/// included, so it gets each signal once). SIGCHLD is at its default while waiting (waitpid works
-/// even when greenctx was started with SIGCHLD ignored), and the child gets the disposition
-/// greenctx inherited. Reads and removes the report file when the library was loaded. Throws error
-/// when the program cannot start.
+/// exits is not waited for (its end is noticed within 50 ms of silence on the pipe). The signals
+/// greenctx receives are passed on to the child (process::signal_forwarding). Reads and removes
+/// the report file when the library was loaded. Throws error when the program cannot start.
 child_result run_child(const std::vector<std::string> &argv, const confinement &c,
                        child_output output = child_output::inherit);
 

@@ -19,6 +19,7 @@
 #include "verify_processes.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "process.hpp"
 #include "report/table.hpp"
 
 #include <fmt/format.h>
@@ -36,10 +37,8 @@
 #include <limits.h>
 #include <memory>
 #include <optional>
-#include <poll.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -116,14 +115,12 @@ std::string self_path() {
 }
 
 /// One piece's process: its stdin and stdout are pipes of greenctx's, its stderr a file that is
-/// shown when it fails.
+/// shown when it fails. The process is killed and reaped if it is still running at the end.
 struct piece_process {
-  pid_t pid = -1;
+  process::child proc;
   int to = -1, from = -1;
   std::string err_path;
   std::string pending; ///< read but not yet a whole line
-  bool reaped = false;
-  int status = 0;
 
   piece_process() = default;
   piece_process(const piece_process &) = delete;
@@ -133,10 +130,6 @@ struct piece_process {
       close(to);
     if (from >= 0)
       close(from);
-    if (pid > 0 && !reaped) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
     if (!err_path.empty())
       unlink(err_path.c_str());
   }
@@ -155,44 +148,38 @@ struct piece_process {
 };
 
 void start(piece_process &p, const std::vector<std::string> &argv) {
-  int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("pipe: ") + std::strerror(errno));
+  int in[2] = {-1, -1}, out[2] = {-1, -1};
   char path[] = "/tmp/greenctx-verify-XXXXXX";
-  const int err = mkostemp(path, O_CLOEXEC);
-  if (err < 0) {
+  int err = -1;
+  const auto close_all = [&] {
+    for (int fd : {in[0], in[1], out[0], out[1], err})
+      if (fd >= 0)
+        close(fd);
+  };
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     const int e = errno;
-    for (int fd : {in[0], in[1], out[0], out[1]})
-      close(fd);
-    errno = e;
+    close_all();
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("pipe: ") + std::strerror(e));
+  }
+  if ((err = mkostemp(path, O_CLOEXEC)) < 0) {
+    const int e = errno;
+    close_all();
     throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("cannot make a file for a piece's stderr: ") + std::strerror(errno));
+                std::string("cannot make a file for a piece's stderr: ") + std::strerror(e));
   }
   p.err_path = path;
-  std::vector<char *> cargv;
-  for (const auto &a : argv)
-    cargv.push_back(const_cast<char *>(a.c_str()));
-  cargv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  p.pid = fork();
-  if (p.pid == 0) {
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    dup2(err, 2);
-    execv(cargv[0], cargv.data());
-    std::fprintf(stderr, "cannot execute %s: %s\n", cargv[0], std::strerror(errno));
-    std::_Exit(127);
+  process::command cmd{argv.front(), argv, std::nullopt, {in[0], out[1], err}, nullptr};
+  try {
+    p.proc = process::spawn(cmd, api);
+  } catch (...) {
+    close_all();
+    throw;
   }
-  const int fork_errno = errno;
   close(in[0]);
   close(out[1]);
   close(err);
   p.to = in[1];
   p.from = out[0];
-  if (p.pid < 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("fork: ") + std::strerror(fork_errno));
 }
 
 /// Its next line on stdout as JSON, or nullopt when it ended or `timeout` passed.
@@ -208,49 +195,21 @@ std::optional<nlohmann::json> read_answer(piece_process &p, std::chrono::millise
         continue; // not ours (a library's line on stdout): skip it
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
+    if (process::read_before(p.from, p.pending, deadline) != process::read_step::data)
       return std::nullopt;
-    pollfd fd{p.from, POLLIN, 0};
-    const int n = poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      continue;
-    char buf[4096];
-    const ssize_t got = read(p.from, buf, sizeof buf);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      return std::nullopt;
-    p.pending.append(buf, static_cast<std::size_t>(got));
   }
 }
 
 bool send(piece_process &p, const std::string &command) {
-  const std::string line = command + "\n";
-  return write(p.to, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  return process::write_all(p.to, command + "\n");
 }
 
-/// How process `p` ended, waiting up to `wait` for it: "exited with N", "was killed by signal N",
-/// or "stopped answering" (still running).
+/// How process `p` ended, waiting up to `wait` for it: "ended with exit N", "ended with signal N
+/// (NAME)", or "stopped answering" (still running).
 std::string how_it_ended(piece_process &p,
                          std::chrono::milliseconds wait = std::chrono::milliseconds(2000)) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (!p.reaped) {
-    const pid_t w = waitpid(p.pid, &p.status, WNOHANG);
-    if (w == p.pid)
-      p.reaped = true;
-    else if (w < 0 || std::chrono::steady_clock::now() >= deadline)
-      break;
-    else
-      usleep(20000);
-  }
-  if (p.reaped && WIFEXITED(p.status))
-    return fmt::format("exited with {}", WEXITSTATUS(p.status));
-  if (p.reaped && WIFSIGNALED(p.status))
-    return fmt::format("was killed by signal {}", WTERMSIG(p.status));
+  if (const std::optional<process::end_status> e = p.proc.wait_for(wait))
+    return "ended with " + process::describe(*e);
   return "stopped answering";
 }
 
@@ -398,10 +357,11 @@ int verify_processes(const process_verify_options &opt) {
     p->to = -1;
   }
   for (std::size_t i = 0; i < procs.size(); ++i) {
-    const std::string end = how_it_ended(*procs[i], std::chrono::seconds(30));
-    if (end != "exited with 0")
+    const std::optional<process::end_status> e = procs[i]->proc.wait_for(std::chrono::seconds(30));
+    if (!e || !e->succeeded())
       throw error(CUDA_ERROR_UNKNOWN, api,
-                  fmt::format("the process of piece {} {} at the end; its stderr:{}", i, end,
+                  fmt::format("the process of piece {} {} at the end; its stderr:{}", i,
+                              e ? "ended with " + process::describe(*e) : "stopped answering",
                               procs[i]->stderr_tail()));
   }
 

@@ -1,15 +1,13 @@
 #include "bench/comm_children.hpp"
 #include "cli_common.hpp"
+#include "process.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace greenctx::cli::bench::comm {
@@ -21,10 +19,13 @@ struct child_result {
   int exit_status = -1;
 };
 
-// In the child: measure, send the JSON through `fd`, and leave without running destructors (the
-// measurement already released what it could; after a hang nothing more can be released).
-[[noreturn]] void child_main(int fd, const run_config &cfg, const std::optional<unsigned> &max_ctas,
-                             const std::function<void(const std::string &)> &log) {
+constexpr const char *api = "greenctx bench --comm";
+
+// In the child: measure and send the JSON through `fd`. It leaves without running destructors
+// (process::fork_call): the measurement already released what it could; after a hang nothing
+// more can be released.
+int child_main(int fd, const run_config &cfg, const std::optional<unsigned> &max_ctas,
+               const std::function<void(const std::string &)> &log) {
   if (max_ctas)
     setenv("NCCL_MAX_CTAS", std::to_string(*max_ctas).c_str(), 1);
   else
@@ -40,76 +41,53 @@ struct child_result {
     code = exit_cuda_error;
     j = {{"error", std::string("unexpected error: ") + e.what()}, {"exit", code}};
   }
-  const std::string text = j.dump();
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    done += static_cast<std::size_t>(n);
-  }
+  process::write_all(fd, j.dump());
   close(fd);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  _exit(code);
+  return code;
 }
 
-child_result run_child(const run_config &cfg, const std::optional<unsigned> &max_ctas,
-                       std::chrono::seconds limit,
-                       const std::function<void(const std::string &)> &log) {
+// One measurement in a child, killed when it takes longer than `limit` (a hung collective).
+child_result measure_in_child(const run_config &cfg, const std::optional<unsigned> &max_ctas,
+                              std::chrono::seconds limit,
+                              const std::function<void(const std::string &)> &log) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, "greenctx bench --comm",
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
                 std::string("pipe failed: ") + std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid < 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, "greenctx bench --comm",
-                std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
+  process::child measuring;
+  try {
+    measuring = process::fork_call(
+        [&] {
+          close(fds[0]);
+          return child_main(fds[1], cfg, max_ctas, log);
+        },
+        api);
+  } catch (...) {
     close(fds[0]);
-    child_main(fds[1], cfg, max_ctas, log);
+    close(fds[1]);
+    throw;
   }
   close(fds[1]);
-  child_result out;
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  bool killed = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      kill(pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-    if (ready < 0 && errno == EINTR)
-      continue;
-    if (ready <= 0)
-      continue;
-    char buf[65536];
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    text.append(buf, static_cast<std::size_t>(n));
+  process::read_step step;
+  while ((step = process::read_before(fds[0], text, deadline)) == process::read_step::data) {
   }
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (killed)
+  child_result out;
+  // After the end of the pipe the child is leaving: it gets what is left of its time and ten
+  // seconds more to do so.
+  const auto grace = deadline - std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const process::end_status end = measuring.wait_or_kill(
+      step == process::read_step::deadline
+          ? std::chrono::milliseconds(0)
+          : std::chrono::duration_cast<std::chrono::milliseconds>(grace));
+  if (end.timed_out)
     out.ended = fmt::format("killed after {} s (raise it with --comm-timeout)", limit.count());
-  else if (WIFSIGNALED(status))
-    out.ended =
-        fmt::format("ended by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  else if (WIFEXITED(status))
-    out.exit_status = WEXITSTATUS(status);
+  else if (end.signal)
+    out.ended = "ended with " + process::describe(end);
+  else
+    out.exit_status = end.exit_code;
   if (!text.empty())
     out.json = nlohmann::json::parse(text, nullptr, false);
   if (out.json.is_discarded())
@@ -189,7 +167,7 @@ int run_in_children(const plan &p, results &r, nlohmann::json &env,
       log(fmt::format("child {}/{}: {}{}", g + 1, groups.size(), names,
                       groups[g].max_ctas ? fmt::format(" (NCCL_MAX_CTAS={})", *groups[g].max_ctas)
                                          : ""));
-    const child_result c = run_child(cfg, groups[g].max_ctas, p.child_limit, log);
+    const child_result c = measure_in_child(cfg, groups[g].max_ctas, p.child_limit, log);
     std::string why;
     if (!c.json.is_object())
       why = c.ended.empty()

@@ -1,25 +1,12 @@
 #include "scale/records.hpp"
 
+#include "process.hpp"
+
 #include <fmt/format.h>
 
-#include <csignal>
 #include <utility>
 
 namespace greenctx::cli::scale {
-
-std::string describe_end(int exit_code, int signal) {
-  if (signal == 0)
-    return fmt::format("exit {}", exit_code);
-  static const std::pair<int, const char *> names[] = {
-      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
-      {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
-      {SIGKILL, "SIGKILL"}, {SIGSEGV, "SIGSEGV"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},
-      {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"}, {SIGSYS, "SIGSYS"}};
-  for (const auto &[number, name] : names)
-    if (number == signal)
-      return fmt::format("signal {} ({})", signal, name);
-  return fmt::format("signal {}", signal);
-}
 
 std::vector<double> point::samples() const {
   std::vector<double> out;
@@ -55,7 +42,7 @@ std::vector<point_summary> summarize(const results &r) {
     for (const auto &run : p.runs) {
       if (!run.ok()) {
         s.status =
-            fmt::format("run {}: {}", run.repeat + 1, describe_end(run.exit_code, run.signal));
+            fmt::format("run {}: {}", run.repeat + 1, process::describe({run.exit_code, run.signal}));
         break;
       }
       if (!p.baseline && !run.cuda_used) {

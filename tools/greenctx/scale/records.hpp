@@ -14,9 +14,6 @@
 
 namespace greenctx::cli::scale {
 
-/// "exit 0", "exit 3", "signal 11 (SIGSEGV)".
-std::string describe_end(int exit_code, int signal);
-
 /// One run of the program: how long it took, its figure, and how it ended.
 struct run_record {
   unsigned repeat = 0; ///< index among the runs of its point (or among the warm-ups)

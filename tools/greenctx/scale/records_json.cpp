@@ -2,6 +2,8 @@
 #include "report/json.hpp"
 #include "scale/records.hpp"
 
+#include "process.hpp"
+
 namespace greenctx::cli::scale {
 namespace {
 
@@ -11,7 +13,7 @@ nlohmann::json run_json(const run_record &r) {
                    {"figure", optional_json(r.figure)},
                    {"exit_code", r.exit_code},
                    {"signal", r.signal},
-                   {"end", describe_end(r.exit_code, r.signal)},
+                   {"end", process::describe({r.exit_code, r.signal})},
                    {"cuda_used", r.cuda_used},
                    {"confined_devices", r.confined_devices},
                    {"green_contexts", r.green_contexts},

@@ -1,6 +1,7 @@
 #include "scale/runner.hpp"
 
 #include "cli_common.hpp"
+#include "process.hpp"
 #include "run_child.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace {
 // Why a run makes the whole measurement meaningless, or "" when it does not.
 std::string run_failure(const point &p, const child_result &c, const run_record &rec, int device) {
   if (c.signal != 0 || c.exit_code != 0)
-    return "ended with " + describe_end(c.exit_code, c.signal);
+    return "ended with " + process::describe({c.exit_code, c.signal});
   if (p.baseline)
     return rec.no_figure;
   if (!c.report.cuda_used)
