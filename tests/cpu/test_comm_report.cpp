@@ -66,7 +66,7 @@ TEST(CommSizes, DefaultsArePowersOfFourFromOneMiBToOneGiB) {
 TEST(CommSmCounts, ListsOfDecimalCounts) {
   EXPECT_EQ(parse_sm_counts("8,16,24,32,48"), (std::vector<unsigned>{8, 16, 24, 32, 48}));
   EXPECT_EQ(parse_sm_counts("016"), (std::vector<unsigned>{16}));
-  EXPECT_NE(refusal([] { parse_sm_counts("8,8"); }).find("listed twice"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_sm_counts("8,8"); }).find("lists 8 twice"), std::string::npos);
   EXPECT_NE(refusal([] { parse_sm_counts("8,0"); }).find("entry 2"), std::string::npos);
   for (const char *bad : {"", "0x10", "-8", "8,", "4097", "8;16"})
     EXPECT_NE(refusal([&] { parse_sm_counts(bad); }), "(accepted)") << bad;

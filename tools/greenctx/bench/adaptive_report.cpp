@@ -3,6 +3,7 @@
 #include "report/json.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
+#include "sm_list_option.hpp"
 
 #include <greenctx/plan/decimal.hpp>
 #include <greenctx/plan/error.hpp>
@@ -46,24 +47,10 @@ const char *name(policy p) {
 }
 
 std::vector<unsigned> parse_shrink_to(std::string_view text) {
-  constexpr const char *option = "--shrink-to";
-  constexpr const char *example =
-      "give SM counts of the narrow background partition separated by commas, e.g. 8,16,32,64";
-  if (trim_blanks(text).empty())
-    reject(option, fmt::format("the list is empty: {}", example));
-  std::vector<unsigned> out;
-  unsigned index = 0;
-  for (const std::string_view entry : list_entries(text)) {
-    ++index;
-    const auto n = read_decimal(entry, 4096);
-    if (!n || *n == 0)
-      reject(option, fmt::format("entry {} of '{}' ({}): {}; {}", index, text, entry,
-                                 decimal_problem(entry, 1, 4096), example));
-    if (std::find(out.begin(), out.end(), *n) != out.end())
-      reject(option, fmt::format("{} is given twice in '{}': give each SM count once", *n, text));
-    out.push_back(static_cast<unsigned>(*n));
-  }
-  return out;
+  return parse_sm_list(text, {"greenctx bench --adaptive", "--shrink-to",
+                              "e.g. --shrink-to 8,16,32,64 (SM counts of the narrow background "
+                              "partition)",
+                              4096, false});
 }
 
 std::vector<policy> parse_policies(std::string_view text) {

@@ -1,6 +1,7 @@
 // greenctx bench --comm: modes, the --sizes and --comm-sms lists, and the answers (pure code).
 #include "bench/comm.hpp"
 #include "report/stats.hpp"
+#include "sm_list_option.hpp"
 
 #include <greenctx/plan/decimal.hpp>
 #include <greenctx/plan/error.hpp>
@@ -122,24 +123,8 @@ std::vector<std::size_t> parse_sizes(std::string_view text) {
 }
 
 std::vector<unsigned> parse_sm_counts(std::string_view text) {
-  constexpr const char *option = "--comm-sms";
-  constexpr const char *example = "give SM counts in decimal separated by commas, e.g. 8,16,32";
-  if (trim_blanks(text).empty())
-    reject(option, fmt::format("the list is empty: {}", example));
-  std::vector<unsigned> out;
-  unsigned index = 0;
-  for (const std::string_view entry : list_entries(text)) {
-    ++index;
-    if (const std::string why = decimal_problem(entry, 1, 4096); !why.empty())
-      reject(option, fmt::format("entry {}: {}; {}", index, why, example));
-    const auto k = static_cast<unsigned>(*read_decimal(entry, 4096));
-    for (std::size_t j = 0; j < out.size(); ++j)
-      if (out[j] == k)
-        reject(option, fmt::format("{} is listed twice (entries {} and {}): name each count once",
-                                   k, j + 1, index));
-    out.push_back(k);
-  }
-  return out;
+  return parse_sm_list(text, {"greenctx bench --comm", "--comm-sms", "e.g. --comm-sms 8,16,32",
+                              4096, false});
 }
 
 std::vector<std::size_t> default_sizes(bool quick) {
