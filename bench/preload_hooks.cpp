@@ -85,7 +85,8 @@ BENCHMARK_CAPTURE(launches, hooked_non_blocking_stream, true, target::non_blocki
 BENCHMARK_CAPTURE(launches, hooked_blocking_stream, true, target::blocking);
 BENCHMARK_CAPTURE(launches, quiet_fake_driver_legacy_stream, false, target::legacy, true);
 BENCHMARK_CAPTURE(launches, quiet_hooked_legacy_stream, true, target::legacy, true);
-BENCHMARK_CAPTURE(launches, quiet_fake_driver_non_blocking_stream, false, target::non_blocking, true);
+BENCHMARK_CAPTURE(launches, quiet_fake_driver_non_blocking_stream, false, target::non_blocking,
+                  true);
 BENCHMARK_CAPTURE(launches, quiet_hooked_non_blocking_stream, true, target::non_blocking, true);
 BENCHMARK_CAPTURE(launches, quiet_hooked_blocking_stream, true, target::blocking, true);
 

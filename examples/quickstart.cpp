@@ -1,5 +1,6 @@
-// An example like README.md's, complete: split a GPU into 16 SMs + the rest, run work on both, order
-// them with an event, and check with %smid where the work ran. Needs a GPU; exits 3 without one.
+// An example like README.md's, complete: split a GPU into 16 SMs + the rest, run work on both,
+// order them with an event, and check with %smid where the work ran. Needs a GPU; exits 3 without
+// one.
 #include <greenctx/greenctx.hpp>
 
 #include <chrono>
@@ -7,7 +8,7 @@
 
 int main() try {
   using namespace std::chrono_literals;
-  greenctx::device gpu(0); // retains the primary context
+  greenctx::device gpu(0);                      // retains the primary context
   auto parts = greenctx::partition_set::create( // one split: 16 SMs + the rest, disjoint
       gpu, greenctx::parse_partition_request("16,rest"));
   const greenctx::green_context &critical = parts.parts()[0].context;
@@ -20,8 +21,8 @@ int main() try {
   greenctx::launch_spin(bulk, 4096, 100us); // any launch API works on native_handle() too
 
   greenctx::event done(critical);
-  critical.record(done);   // all work of the context so far
-  background.wait(done);   // later work there waits for it
+  critical.record(done); // all work of the context so far
+  background.wait(done); // later work there waits for it
   critical.synchronize();
   bulk.synchronize();
 

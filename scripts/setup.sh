@@ -34,7 +34,8 @@ if [ "${GREENCTX_IGNORE_SYSTEM_CUDA:-0}" != 1 ]; then
 fi
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
-          libbenchmark-dev clang-14 libclang-rt-14-dev) # clang, ASan and libFuzzer: scripts/sanitize.sh
+          libbenchmark-dev clang-14 libclang-rt-14-dev # clang, ASan and libFuzzer: scripts/sanitize.sh
+          clang-format-14) # the format check, ctest cpu.format.clang_format
 # The PyPI toolkit is fetched with pip.
 [ -z "$nvcc" ] && ! python3 -m pip --version >/dev/null 2>&1 && packages+=(python3-pip)
 missing=()

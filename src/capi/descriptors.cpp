@@ -15,7 +15,9 @@
 namespace greenctx::compat {
 namespace {
 
-std::string resource_name(std::size_t i) { return "resources[" + std::to_string(i) + "]"; }
+std::string resource_name(std::size_t i) {
+  return "resources[" + std::to_string(i) + "]";
+}
 
 // The resources of one call, read in order: the SM resources with their places in the caller's
 // array, and how many work-queue resources there were (their values go into the descriptor).

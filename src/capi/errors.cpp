@@ -45,9 +45,13 @@ void require_pointer(const void *p, const char *api, const char *name) {
     refuse(CUDA_ERROR_INVALID_VALUE, api, std::string(name) + " is NULL");
 }
 
-void clear_last_error() noexcept { last_message.clear(); }
+void clear_last_error() noexcept {
+  last_message.clear();
+}
 
-std::string last_error_message() { return last_message; }
+std::string last_error_message() {
+  return last_message;
+}
 
 cudaError_t translate_current_exception() noexcept {
   try {

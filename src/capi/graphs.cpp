@@ -53,8 +53,8 @@ cudaError_t greenctxGraphKernelNodeGetExecutionCtx(cudaGraphNode_t node,
              "the node has no context of its own: it runs in the context current at launch");
     // A green context's driver context is found only when greenctx made or met it.
     cudaExecutionContext_t known = known_context(p.ctx);
-    *ctx = known ? known
-                 : context_for(execution_context_ref::primary(p.ctx, device_of(p.ctx)), api);
+    *ctx =
+        known ? known : context_for(execution_context_ref::primary(p.ctx, device_of(p.ctx)), api);
   });
 }
 

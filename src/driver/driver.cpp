@@ -27,9 +27,13 @@ availability_words words_of(availability a) noexcept {
 
 } // namespace
 
-const char *availability_name(availability a) noexcept { return words_of(a).name; }
+const char *availability_name(availability a) noexcept {
+  return words_of(a).name;
+}
 
-const char *availability_description(availability a) noexcept { return words_of(a).description; }
+const char *availability_description(availability a) noexcept {
+  return words_of(a).description;
+}
 
 std::string result_name(CUresult code) noexcept {
   try {

@@ -5,7 +5,8 @@
 namespace greenctx {
 
 error::error(CUresult code, std::string api, const std::string &message)
-    : std::runtime_error(message), code_(code), api_(std::move(api)) {}
+    : std::runtime_error(message), code_(code), api_(std::move(api)) {
+}
 
 unsupported_error::unsupported_error(std::string feature, int required_version, int driver_version)
     : error(CUDA_ERROR_NOT_SUPPORTED, feature,

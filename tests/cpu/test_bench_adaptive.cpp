@@ -23,10 +23,12 @@ std::string message_of(const std::function<void()> &f) {
 TEST(AdaptiveOptions, ShrinkToList) {
   EXPECT_EQ(parse_shrink_to("8,16,32,64"), (std::vector<unsigned>{8, 16, 32, 64}));
   EXPECT_EQ(parse_shrink_to(" 24 "), (std::vector<unsigned>{24}));
-  EXPECT_NE(message_of([] { parse_shrink_to(""); }).find("--shrink-to is empty"), std::string::npos);
+  EXPECT_NE(message_of([] { parse_shrink_to(""); }).find("--shrink-to is empty"),
+            std::string::npos);
   EXPECT_NE(message_of([] { parse_shrink_to("8,,16"); }).find("entry 2"), std::string::npos);
   EXPECT_NE(message_of([] { parse_shrink_to("0"); }).find("--shrink-to"), std::string::npos);
-  EXPECT_NE(message_of([] { parse_shrink_to("8,x"); }).find("e.g. --shrink-to 8,16,32,64"), std::string::npos);
+  EXPECT_NE(message_of([] { parse_shrink_to("8,x"); }).find("e.g. --shrink-to 8,16,32,64"),
+            std::string::npos);
   EXPECT_NE(message_of([] { parse_shrink_to("16,16"); }).find("lists 16 twice"), std::string::npos);
   EXPECT_NE(message_of([] { parse_shrink_to("5000"); }).find("entry 1"), std::string::npos);
 }

@@ -206,7 +206,8 @@ TEST(ValidSizesSummary, TooFewSmsListsNoSize) {
 
 } // namespace
 
-// ---- the sizes a split gives exactly (greenctx scale --sms checks against them) -------------------
+// ---- the sizes a split gives exactly (greenctx scale --sms checks against them)
+// -------------------
 
 TEST(ValidCounts, HopperStepsOfEightAndTheWholeGpu) {
   const auto v = greenctx::valid_counts(132, greenctx::granularity{8, 8});

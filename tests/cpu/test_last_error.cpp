@@ -15,10 +15,14 @@
 
 namespace {
 
-std::string last() { return greenctxGetLastErrorMessage(); }
+std::string last() {
+  return greenctxGetLastErrorMessage();
+}
 
 // Fails before the driver is asked, so the test needs no GPU and behaves the same with one.
-cudaError_t failing_c_call() { return cudaDeviceGetExecutionCtx(nullptr, 0); }
+cudaError_t failing_c_call() {
+  return cudaDeviceGetExecutionCtx(nullptr, 0);
+}
 
 TEST(LastError, IsKeptPerThreadByTheCApi) {
   ASSERT_EQ(failing_c_call(), cudaErrorInvalidValue);
@@ -51,7 +55,8 @@ TEST(LastError, IsWrittenToTheLogFileWhenSet) {
   std::remove(path.c_str());
   ASSERT_EQ(::setenv("GREENCTX_LOG_FILE", path.c_str(), 1), 0);
   EXPECT_EQ(failing_c_call(), cudaErrorInvalidValue);
-  EXPECT_THROW(greenctx::parse_partition_request("abc"), greenctx::request_error); // C++: not logged
+  EXPECT_THROW(greenctx::parse_partition_request("abc"),
+               greenctx::request_error); // C++: not logged
   ::unsetenv("GREENCTX_LOG_FILE");
   EXPECT_EQ(cudaExecutionCtxSynchronize(nullptr), cudaErrorInvalidValue); // not logged: unset again
   std::ifstream f(path);

@@ -9,9 +9,11 @@
 namespace greenctx {
 namespace {
 
-template <class T> constexpr bool cheap_reference =
-    std::is_trivially_copyable_v<T> && std::is_nothrow_copy_constructible_v<T>;
-template <class T> constexpr bool move_only_owner =
+template <class T>
+constexpr bool cheap_reference =
+    std::is_trivially_copyable_v<T> &&std::is_nothrow_copy_constructible_v<T>;
+template <class T>
+constexpr bool move_only_owner =
     !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
     std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
 

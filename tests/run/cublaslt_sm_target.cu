@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
   float *a = nullptr, *b = nullptr, *c = nullptr;
   void *workspace = nullptr;
   if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
-      cudaMalloc(&c, bytes) != cudaSuccess || cudaMalloc(&workspace, workspace_bytes) != cudaSuccess) {
+      cudaMalloc(&c, bytes) != cudaSuccess ||
+      cudaMalloc(&workspace, workspace_bytes) != cudaSuccess) {
     std::fprintf(stderr, "cublaslt_sm_target: cudaMalloc failed\n");
     return 3;
   }

@@ -75,11 +75,12 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
   unlink(log);
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), args.begin(), args.end());
-  const process::command cmd{
-      program, argv,
-      process::environment_with({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir(o),
-                                 "CUDA_MPS_LOG_DIRECTORY=" + log_dir(o)}),
-      {in[0], out, out}, nullptr};
+  const process::command cmd{program,
+                             argv,
+                             process::environment_with({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir(o),
+                                                        "CUDA_MPS_LOG_DIRECTORY=" + log_dir(o)}),
+                             {in[0], out, out},
+                             nullptr};
   process::child running;
   try {
     running = process::spawn(cmd, api);

@@ -139,7 +139,8 @@ sigchld_default::~sigchld_default() {
     release_sigchld();
 }
 sigchld_default::sigchld_default(sigchld_default &&other) noexcept
-    : held_(std::exchange(other.held_, false)) {}
+    : held_(std::exchange(other.held_, false)) {
+}
 sigchld_default &sigchld_default::operator=(sigchld_default &&other) noexcept {
   sigchld_default tmp(std::move(other));
   std::swap(held_, tmp.held_);
@@ -200,11 +201,13 @@ void signal_forwarding::restore_in_child() const noexcept {
 
 // ---- child --------------------------------------------------------------------------------------
 
-child::child(pid_t pid, sigchld_default guard) : pid_(pid), sigchld_(std::move(guard)) {}
+child::child(pid_t pid, sigchld_default guard) : pid_(pid), sigchld_(std::move(guard)) {
+}
 
 child::child(child &&other) noexcept
     : pid_(std::exchange(other.pid_, -1)), end_(std::exchange(other.end_, std::nullopt)),
-      sigchld_(std::exchange(other.sigchld_, std::nullopt)) {}
+      sigchld_(std::exchange(other.sigchld_, std::nullopt)) {
+}
 
 child &child::operator=(child &&other) noexcept {
   child tmp(std::move(other));
@@ -282,15 +285,17 @@ void child::signal(int sig) const {
     kill(pid_, sig);
 }
 
-// ---- starting ------------------------------------------------------------------------------------
+// ---- starting
+// ------------------------------------------------------------------------------------
 
 std::vector<std::string> environment_with(const std::vector<std::string> &assignments) {
   const auto name_of = [](std::string_view var) { return var.substr(0, var.find('=')); };
   std::vector<std::string> env;
   for (char **e = environ; *e; ++e) {
     const std::string_view var = *e;
-    const bool replaced = std::any_of(assignments.begin(), assignments.end(),
-                                      [&](const std::string &a) { return name_of(a) == name_of(var); });
+    const bool replaced =
+        std::any_of(assignments.begin(), assignments.end(),
+                    [&](const std::string &a) { return name_of(a) == name_of(var); });
     if (!replaced)
       env.emplace_back(var);
   }
@@ -302,8 +307,8 @@ child spawn(const command &cmd, const char *api) {
   // Everything the child needs is allocated before fork.
   const std::vector<std::string> sh = shell_argv(cmd.program, cmd.argv);
   const std::vector<char *> argv = c_strings(cmd.argv), sh_argv = c_strings(sh);
-  const std::vector<char *> env = cmd.environment ? c_strings(*cmd.environment)
-                                                  : std::vector<char *>();
+  const std::vector<char *> env =
+      cmd.environment ? c_strings(*cmd.environment) : std::vector<char *>();
   char *const *envp = cmd.environment ? env.data() : environ;
   const auto cannot_start = [&](int e) {
     return error(CUDA_ERROR_OPERATING_SYSTEM, api,

@@ -9,11 +9,11 @@ namespace greenctx::cli {
 
 /// What one option accepts, and how its messages name it.
 struct sm_list_rules {
-  const char *api;          ///< the command, for request_error ("greenctx scale")
-  const char *option;       ///< as typed ("--sms")
-  const char *example;      ///< ends each message about the form ("e.g. --sms 8,16,32")
-  unsigned max = 1u << 20;  ///< the largest count: more is a typing mistake, not a GPU
-  bool increasing = false;  ///< entries must come in increasing order
+  const char *api;         ///< the command, for request_error ("greenctx scale")
+  const char *option;      ///< as typed ("--sms")
+  const char *example;     ///< ends each message about the form ("e.g. --sms 8,16,32")
+  unsigned max = 1u << 20; ///< the largest count: more is a typing mistake, not a GPU
+  bool increasing = false; ///< entries must come in increasing order
 };
 
 /// Parses `text`: SM counts separated by commas (blanks around entries ignored), each decimal

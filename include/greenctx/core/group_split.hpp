@@ -45,8 +45,8 @@ group_split_result split_groups(const sm_resource &input, std::span<sm_group_par
 /// What the device's co-scheduled units allow and nearby requests that can be made on `input`
 /// (plan/split_advice.hpp, planned with the driver's split-by-count, also on a 13.1 driver).
 /// `params` need not have defaults applied. Requests that need a cluster proof are named only
-/// when `prove` proves them (lab's prove_request; the core has no occupancy kernel). Used in split_groups' refusals; call it for
-/// a refusal found later, such as a failed cluster proof.
+/// when `prove` proves them (lab's prove_request; the core has no occupancy kernel). Used in
+/// split_groups' refusals; call it for a refusal found later, such as a failed cluster proof.
 std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
                          const request_prover &prove = {});
 

@@ -68,8 +68,8 @@ inline std::vector<std::string_view> list_entries(std::string_view text) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = text.find(',', start);
-    entries.push_back(
-        trim_blanks(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start)));
+    entries.push_back(trim_blanks(
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start)));
     if (comma == std::string_view::npos)
       return entries;
     start = comma + 1;

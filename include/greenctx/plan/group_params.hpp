@@ -43,6 +43,8 @@ static_assert(offsetof(sm_group_params, sm_count) == 0 &&
 /// Whether `T`, one of CUDA's structs for the same parameters (cudaDevSmResourceGroupParams,
 /// CU_DEV_SM_RESOURCE_GROUP_PARAMS), has sm_group_params' words in the same places, so that
 /// greenctx may copy one into the other as bytes. Checked with static_assert where they meet.
+// Not formatted: clang-format 14 takes the `&&` after a template argument for an rvalue reference.
+// clang-format off
 template <class T>
 inline constexpr bool same_words_as_sm_group_params =
     sizeof(T) == sizeof(sm_group_params) && std::is_trivially_copyable_v<T> &&
@@ -51,6 +53,7 @@ inline constexpr bool same_words_as_sm_group_params =
     offsetof(T, preferredCoscheduledSmCount) ==
         offsetof(sm_group_params, preferred_coscheduled_sm_count) &&
     offsetof(T, flags) == offsetof(sm_group_params, flags);
+// clang-format on
 
 /// cudaDevSmResourceGroupBackfill: the group may get more SMs than asked, and its count need
 /// only be at least the co-scheduled count, not a multiple of it.

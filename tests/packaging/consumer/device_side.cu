@@ -20,7 +20,9 @@ std::string parsed_in_cuda_file(const char *request) {
 }
 
 // The standard nvcc compiled this file with (__cplusplus).
-long cuda_file_standard() { return __cplusplus; }
+long cuda_file_standard() {
+  return __cplusplus;
+}
 
 // Launches `mark` on a stream of a 16-SM green context and returns what it wrote: needs a GPU
 // (main.cpp calls it only when query_driver() found one with green contexts).

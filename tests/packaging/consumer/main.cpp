@@ -4,8 +4,9 @@
 // It calls real library code that needs no GPU and exits non-zero on a wrong answer. query_driver()
 // must either work (a machine with a driver) or throw greenctx::error (no driver, no GPU): anything
 // else is a failure. With --expect-no-driver (run with GREENCTX_LIBCUDA pointing at a library that
-// does not exist), it must throw greenctx::error with CUDA_ERROR_NO_DEVICE. device_side.cu, compiled
-// by nvcc, must have been given C++20 by the package and parse a request the same way; with
+// does not exist), it must throw greenctx::error with CUDA_ERROR_NO_DEVICE. device_side.cu,
+// compiled by nvcc, must have been given C++20 by the package and parse a request the same way;
+// with
 // --launch (on a GPU) a kernel of that file runs on a 16-SM green context's stream.
 #include <greenctx/greenctx.hpp>
 

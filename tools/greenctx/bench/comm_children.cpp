@@ -78,10 +78,10 @@ child_result measure_in_child(const run_config &cfg, const std::optional<unsigne
   // After the end of the pipe the child is leaving: it gets what is left of its time and ten
   // seconds more to do so.
   const auto grace = deadline - std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  const process::end_status end = measuring.wait_or_kill(
-      step == process::read_step::deadline
-          ? std::chrono::milliseconds(0)
-          : std::chrono::duration_cast<std::chrono::milliseconds>(grace));
+  const process::end_status end =
+      measuring.wait_or_kill(step == process::read_step::deadline
+                                 ? std::chrono::milliseconds(0)
+                                 : std::chrono::duration_cast<std::chrono::milliseconds>(grace));
   if (end.timed_out)
     out.ended = fmt::format("killed after {} s (raise it with --comm-timeout)", limit.count());
   else if (end.signal)

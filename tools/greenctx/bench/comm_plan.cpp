@@ -123,8 +123,8 @@ std::vector<std::size_t> parse_sizes(std::string_view text) {
 }
 
 std::vector<unsigned> parse_sm_counts(std::string_view text) {
-  return parse_sm_list(text, {"greenctx bench --comm", "--comm-sms", "e.g. --comm-sms 8,16,32",
-                              4096, false});
+  return parse_sm_list(
+      text, {"greenctx bench --comm", "--comm-sms", "e.g. --comm-sms 8,16,32", 4096, false});
 }
 
 std::vector<std::size_t> default_sizes(bool quick) {

@@ -122,7 +122,7 @@ void prepare(std::vector<gpu> &gpus, const mode &m) {
 }
 
 // What the confinement check found.
-struct confinement {
+struct measured_confinement {
   std::optional<bool> confined; ///< nullopt: not known (see note)
   std::string note;             ///< why not known, or what was seen
   bool hung = false;            ///< the all-reduce did not end: the device may be unusable
@@ -166,12 +166,12 @@ std::optional<bool> ran_outside(std::vector<gpu> &gpus, std::size_t filled, nccl
 // before. One GPU at a time because a confined GPU would otherwise hold back the all-reduce of
 // one that is not. Call it after an all-reduce has run on these streams (NCCL sets up its
 // connections on the first one, which may take longer than the fill).
-confinement check_confinement(std::vector<gpu> &gpus, nccl_clique &clique,
-                              const std::vector<CUdeviceptr> &buffers,
-                              const std::vector<stream_ref> &comm_streams,
-                              nccl_clique::operation op, std::chrono::milliseconds fill,
-                              std::chrono::seconds limit) {
-  confinement out;
+measured_confinement measure_confinement(std::vector<gpu> &gpus, nccl_clique &clique,
+                                         const std::vector<CUdeviceptr> &buffers,
+                                         const std::vector<stream_ref> &comm_streams,
+                                         nccl_clique::operation op, std::chrono::milliseconds fill,
+                                         std::chrono::seconds limit) {
+  measured_confinement out;
   std::vector<int> outside, unknown;
   double slowest_ms = 0, fastest_ms = 0;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -369,10 +369,10 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
                                 "GPU {}",
                                 m.k, cfg.hang_limit.count(), g.dev->ordinal());
       }
-      confinement c;
+      measured_confinement c;
       if (failure.empty()) {
-        c = check_confinement(gpus, *clique, buffers, comm_streams, op, cfg.confinement_fill,
-                              cfg.hang_limit);
+        c = measure_confinement(gpus, *clique, buffers, comm_streams, op, cfg.confinement_fill,
+                                cfg.hang_limit);
         if (c.hung)
           failure = c.note;
       }

@@ -318,10 +318,11 @@ extracted gpu_phase_figure(unsigned processes, std::uint64_t first_work_ns,
                           "context synchronization, no synchronous copy), so its GPU phase has "
                           "no end: use --metric wall, or a number it prints"};
   if (last_sync_ns <= first_work_ns)
-    return {std::nullopt,
-            fmt::format("last synchronized with the GPU {:.6f} s before its first kernel launch, so "
-                        "its GPU phase has no end: use --metric wall, or a number it prints",
-                        static_cast<double>(first_work_ns - last_sync_ns) * 1e-9)};
+    return {
+        std::nullopt,
+        fmt::format("last synchronized with the GPU {:.6f} s before its first kernel launch, so "
+                    "its GPU phase has no end: use --metric wall, or a number it prints",
+                    static_cast<double>(first_work_ns - last_sync_ns) * 1e-9)};
   return {static_cast<double>(last_sync_ns - first_work_ns) * 1e-9, {}};
 }
 

@@ -41,8 +41,8 @@ std::vector<point_summary> summarize(const results &r) {
       s.status = fmt::format("ok, {} of {} runs", p.runs.size(), r.repeat);
     for (const auto &run : p.runs) {
       if (!run.ok()) {
-        s.status =
-            fmt::format("run {}: {}", run.repeat + 1, process::describe({run.exit_code, run.signal}));
+        s.status = fmt::format("run {}: {}", run.repeat + 1,
+                               process::describe({run.exit_code, run.signal}));
         break;
       }
       if (!p.baseline && !run.cuda_used) {
