@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer tier (tests/sanitize/, clang): builds the plan layer with ASan and UBSan in
-# build-sanitize/, runs its CPU tests there, then each fuzz target (libFuzzer) on its seed corpus
+# build-sanitize/, runs its CPU tests there, then the preload library's tests over the fake driver
+# built with ASan and UBSan and again with ThreadSanitizer, then each fuzz target (libFuzzer) on its seed corpus
 # for SECONDS seconds (default 30). Exit 0 when the tests pass and no target found anything, 1
 # otherwise (a finding's input is saved in build-sanitize/findings/, the report in
 # build-sanitize/logs/), 2 when they cannot be built. New inputs the runs find are kept in
@@ -33,7 +34,45 @@ else
   tail -20 "$out/logs/plan_tests.log" >&2
   failed+=(plan_tests)
 fi
-for t in partition_request group_params decimal layouts run_settings; do
+# The preload library's tests, as ctest runs them (tests/CMakeLists.txt): the main run, then the
+# settings that need a process of their own. Any sanitizer report ends the run with an error.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+preload_cases=(
+  "all||"
+  "strict|PreloadStrict.*|GREENCTX_RUN_STRICT=1"
+  "measure_only|PreloadMeasureOnly.*|GREENCTX_RUN_MEASURE=1"
+  "real_sm_count|PreloadRealSmCount.*|GREENCTX_RUN_REAL_SM_COUNT=1"
+  "piece|PreloadPiece.*|GREENCTX_RUN_SPLIT=8,24,rest GREENCTX_RUN_PIECE=1 GREENCTX_TEST_PIECE_SMS=24"
+)
+for kind in asan tsan; do
+  label=$([ $kind = asan ] && echo "ASan and UBSan" || echo "ThreadSanitizer")
+  bad=()
+  total=0
+  for c in "${preload_cases[@]}"; do
+    IFS='|' read -r name filter env_vars <<< "$c"
+    log="$out/logs/preload_${kind}_$name.log"
+    # shellcheck disable=SC2086 # env_vars is a list of NAME=value words
+    if env $env_vars "$out/${kind}_preload_tests" --gtest_brief=1 ${filter:+--gtest_filter=$filter} > "$log" 2>&1 &&
+      ! grep -qE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error|WARNING: ThreadSanitizer" "$log"; then
+      n=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+      total=$((total + ${n:-0}))
+    else
+      bad+=("$name")
+    fi
+  done
+  if [ ${#bad[@]} -eq 0 ]; then
+    echo "sanitize: the preload library's tests over the fake driver pass under $label ($total tests, ${#preload_cases[@]} runs)"
+  else
+    echo "sanitize: the preload library's tests FAILED under $label: ${bad[*]}; see $out/logs/preload_${kind}_*.log" >&2
+    for name in "${bad[@]}"; do
+      grep -m 5 -E "ERROR: |runtime error|WARNING: ThreadSanitizer|Failure|FAILED" "$out/logs/preload_${kind}_$name.log" >&2
+    done
+    failed+=("preload_$kind")
+  fi
+done
+for t in partition_request group_params decimal layouts run_settings sm_lists report_readers; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
