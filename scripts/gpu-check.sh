@@ -24,6 +24,8 @@
 #              (scripts/torch-processes.sh); skipped, said, without MPS or torch
 #   python     the Python module's check (scripts/gpu-check-python.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
+#   compute-sanitizer  memcheck, racecheck and synccheck on the GPU test programs
+#              (scripts/compute-sanitizer-check.sh); only when named, not by default
 # GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
 # out.
 set -uo pipefail
@@ -200,6 +202,15 @@ fi
 if want python && [ -x scripts/gpu-check-python.sh ]; then
   step python env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT="${GPU_CHECK_PYTHON_STEP_TIMEOUT:-240}" \
     scripts/gpu-check-python.sh
+fi
+
+# compute-sanitizer (memcheck, racecheck, synccheck) over the GPU and C API test programs: its own
+# group, not in the default list (about six minutes). Exit 77 where it cannot run on this host.
+if want compute-sanitizer; then
+  saved_limit=$limit limit=${GPU_CHECK_SANITIZER_TIMEOUT:-1000}
+  step compute-sanitizer env OUT="$out/compute-sanitizer" GREENCTX_BUILD="$bin" \
+    scripts/compute-sanitizer-check.sh
+  limit=$saved_limit
 fi
 
 # Several GPUs (issue 14): the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick;
