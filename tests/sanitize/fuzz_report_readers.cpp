@@ -18,8 +18,8 @@ namespace {
 
 template <class Read, class Write>
 void check_reader(const char *name, const nlohmann::json &j, Read read, Write write) {
-  const nlohmann::json env = j.is_object() ? j.value("environment", nlohmann::json::object())
-                                           : nlohmann::json::object();
+  const nlohmann::json env =
+      j.is_object() ? j.value("environment", nlohmann::json::object()) : nlohmann::json::object();
   std::string first;
   try {
     first = write(read(j), env).dump();
@@ -50,8 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
   if (j.is_discarded())
     return 0; // not JSON: refused before any reader (report_saved)
   using namespace greenctx::cli;
-  check_reader("bench", j, bench::from_json,
-               [](const bench::results &r, const nlohmann::json &e) { return bench::to_json(r, e); });
+  check_reader("bench", j, bench::from_json, [](const bench::results &r, const nlohmann::json &e) {
+    return bench::to_json(r, e);
+  });
   check_reader("bench --adaptive", j, bench::adaptive::from_json,
                [](const bench::adaptive::results &r, const nlohmann::json &e) {
                  return bench::adaptive::to_json(r, e);
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
                [](const bench::comm::results &r, const nlohmann::json &e) {
                  return bench::comm::to_json(r, e);
                });
-  check_reader("scale", j, scale::from_json,
-               [](const scale::results &r, const nlohmann::json &e) { return scale::to_json(r, e); });
+  check_reader("scale", j, scale::from_json, [](const scale::results &r, const nlohmann::json &e) {
+    return scale::to_json(r, e);
+  });
   return 0;
 }
