@@ -88,12 +88,11 @@ TEST(Process, WaitingWorksWithSigchldIgnoredAndPutsTheDispositionBack) {
   EXPECT_EQ(sigchld_handler(), SIG_IGN);
 }
 
-// What `argv` writes to stdout (run through spawn).
-std::string output_of(const std::vector<std::string> &argv) {
+// What `cmd` writes to stdout (run through spawn); it must exit 0.
+std::string output_of(command cmd) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0)
     return {};
-  command cmd{argv.front(), argv, std::nullopt, {}, nullptr};
   cmd.io.out = out[1];
   child c = spawn(cmd, api);
   close(out[1]);
@@ -102,7 +101,7 @@ std::string output_of(const std::vector<std::string> &argv) {
   while (read_before(out[0], text, deadline) == read_step::data) {
   }
   close(out[0]);
-  EXPECT_EQ(c.wait().exit_code, 0) << argv.front();
+  EXPECT_EQ(c.wait().exit_code, 0) << cmd.program;
   return text;
 }
 
@@ -119,9 +118,11 @@ bool sigchld_ignored_in(const std::string &status) {
 TEST(Process, TheChildGetsTheSigchldDispositionGreenctxInherited) {
   {
     const scoped_sigchld ignored(SIG_IGN);
-    EXPECT_TRUE(sigchld_ignored_in(output_of({"/bin/cat", "/proc/self/status"})));
+    EXPECT_TRUE(sigchld_ignored_in(
+        output_of({"/bin/cat", {"cat", "/proc/self/status"}, std::nullopt, {}, nullptr})));
   }
-  EXPECT_FALSE(sigchld_ignored_in(output_of({"/bin/cat", "/proc/self/status"})));
+  EXPECT_FALSE(sigchld_ignored_in(
+      output_of({"/bin/cat", {"cat", "/proc/self/status"}, std::nullopt, {}, nullptr})));
 }
 
 TEST(Process, OverlappingGuardsRestoreWhenTheLastEnds) {
@@ -198,19 +199,9 @@ TEST(Process, TheEnvironmentIsTheCommands) {
   setenv("GREENCTX_PROCESS_TEST", "greenctx's", 1);
   const std::vector<std::string> env = environment_with({"GREENCTX_PROCESS_TEST=given"});
   unsetenv("GREENCTX_PROCESS_TEST");
-  int out[2];
-  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
   command cmd = sh("printf '%s' \"$GREENCTX_PROCESS_TEST\"");
   cmd.environment = env;
-  cmd.io.out = out[1];
-  child c = spawn(cmd, api);
-  close(out[1]);
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (read_before(out[0], text, deadline) == read_step::data) {
-  }
-  close(out[0]);
-  EXPECT_EQ(c.wait().exit_code, 0);
+  const std::string text = output_of(cmd);
   EXPECT_EQ(text, "given") << "the value replaced, not added beside greenctx's";
 }
 

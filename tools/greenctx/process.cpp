@@ -229,6 +229,11 @@ void child::reaped(int status) {
   sigchld_.reset();
 }
 
+void child::lost() {
+  end_ = end_status{.exit_code = 255};
+  sigchld_.reset();
+}
+
 std::optional<end_status> child::poll() {
   if (pid_ <= 0 || end_)
     return end_;
@@ -239,7 +244,7 @@ std::optional<end_status> child::poll() {
   if (w == pid_)
     reaped(status);
   else if (w < 0) // ECHILD: something else reaped it; it ended, how is not known
-    end_ = end_status{.exit_code = 255};
+    lost();
   return end_;
 }
 
@@ -253,7 +258,7 @@ end_status child::wait() {
   if (w == pid_)
     reaped(status);
   else
-    end_ = end_status{.exit_code = 255};
+    lost();
   return *end_;
 }
 

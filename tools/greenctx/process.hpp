@@ -105,6 +105,7 @@ private:
   std::optional<end_status> end_;
   std::optional<sigchld_default> sigchld_;
   void reaped(int status);
+  void lost(); ///< waitpid no longer knows it (ECHILD): ended, how unknown
 };
 
 /// Where a child's standard streams go: a descriptor to put in place of each (dup2, so that it
