@@ -275,11 +275,7 @@ NB_MODULE(_greenctx, m) {
         std::vector<sm_group_params> params =
             nb::isinstance<nb::str>(groups) ? parse_group_params(nb::cast<std::string>(groups))
                                             : nb::cast<std::vector<sm_group_params>>(groups);
-        group_split_result r = split_groups(input, params, dry_run);
-        if (!dry_run && !prove_cluster_promises(r, input))
-          throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, "greenctx.split_groups",
-                              r.refusal());
-        return r;
+        return split_groups(input, params, dry_run);
       },
       "resource"_a, "groups"_a, "dry_run"_a = false,
       "CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) on any driver: groups as "

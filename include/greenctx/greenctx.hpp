@@ -4,9 +4,9 @@
 //   plan/    the rules of splitting and the error types: pure code, no driver, tested on the CPU
 //   driver/  the loaded CUDA driver: what it is and which green-context features it has
 //   core/    owning handles: device, split, green and primary contexts, streams, events, memory,
-//            partitions and the heterogeneous split
-//   lab/     measurements on the GPU: the %smid probe, verify, workloads, occupancy proofs
-// The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on top of all of them.
+//            partitions and the heterogeneous split with its cluster proofs (occupancy)
+//   lab/     measurements on the GPU: the %smid probe, verify, workloads
+// The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on core.
 #pragma once
 
 #include "greenctx/cxx_standard.hpp"
@@ -24,18 +24,18 @@
 
 #include "greenctx/driver/driver.hpp"
 
+#include "greenctx/core/cluster_proof.hpp"
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/memory.hpp"
+#include "greenctx/core/occupancy.hpp"
 #include "greenctx/core/partition.hpp"
 #include "greenctx/core/pool.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
 
-#include "greenctx/lab/cluster_proof.hpp"
-#include "greenctx/lab/occupancy.hpp"
 #include "greenctx/lab/probe.hpp"
 #include "greenctx/lab/verify.hpp"
 #include "greenctx/lab/workloads.hpp"

@@ -7,7 +7,7 @@
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
-#include "greenctx/lab/cluster_proof.hpp"
+#include "greenctx/core/cluster_proof.hpp"
 #include "greenctx/plan/group_params.hpp"
 
 #include <algorithm>

@@ -4,7 +4,6 @@
 #include "capi/resources.hpp"
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/split.hpp"
-#include "greenctx/lab/cluster_proof.hpp"
 
 #include <bit>
 #include <cstring>
@@ -82,6 +81,9 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
       for (unsigned i = 0; i < nbGroups; ++i)
         groupParams[i] = std::bit_cast<cudaDevSmResourceGroupParams>(params[i]);
     };
+    // 13.1's contract: the split succeeds only when every group meets its requirements, so a
+    // group whose clusters no driver promise backs is proved by the split, not when a context is
+    // made (split_groups' default).
     group_split_result r;
     try {
       r = split_groups(in, params, result == nullptr);
@@ -92,10 +94,6 @@ cudaError_t greenctx_cudaDevSmResourceSplit(cudaDevResource *result, unsigned in
     write_back();
     if (!result)
       return;
-    // 13.1's contract: the split succeeds only when every group meets its requirements, so a
-    // group whose clusters no driver promise backs is proved here, not when a context is made.
-    if (!prove_cluster_promises(r, in))
-      refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, r.refusal());
     // One record per split call: groups of one call (and the remainder, from the last call)
     // share it, so that they can be combined into one descriptor.
     const int ordinal = ordinal_of(in.device());

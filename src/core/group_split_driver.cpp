@@ -1,9 +1,10 @@
 // split_groups on a real driver: the 13.1 entry point when there is one, else the planner over
-// split-by-count and intermediate green contexts.
+// split-by-count and intermediate green contexts, with the cluster proofs of what it returns.
 #include "greenctx/core/group_split.hpp"
 
 #include "core/resources.hpp"
 #include "driver/driver_api.hpp"
+#include "greenctx/core/cluster_proof.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/plan/error.hpp"
@@ -15,6 +16,8 @@
 
 namespace greenctx {
 namespace {
+
+constexpr const char *api = "greenctx::split_groups";
 
 // sm_group_params is CU_DEV_SM_RESOURCE_GROUP_PARAMS word for word (the 13.0 headers lack it):
 // the driver reads the groups and writes the defaults back in place.
@@ -93,44 +96,97 @@ split_backend driver_backend() {
   return b;
 }
 
-} // namespace
-
-group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
-                                bool dry_run) {
-  return split_groups(input, params, {}, dry_run);
+// Proves the groups of a real split `r` that need it against clusters_promised (proven_clusters).
+// A group that falls short is marked not made: obtained 0 and a note with the measured and
+// promised counts. Returns whether every group passed.
+bool prove_groups(group_split_result &r) {
+  bool all = true;
+  for (std::size_t i = 0; i < r.groups.size(); ++i) {
+    const sm_group &g = r.groups[i];
+    if (!g.needs_cluster_check || g.coscheduled < 2)
+      continue;
+    const bool backfill = r.params[i].flags & sm_group_backfill;
+    const unsigned want = clusters_promised(g.sm_count(), g.coscheduled, backfill);
+    const unsigned got = proven_clusters(descriptor::from(g.pieces), g.coscheduled);
+    if (got >= want)
+      continue;
+    all = false;
+    group_outcome &o = r.outcomes[i];
+    o.note = "its " + std::to_string(g.sm_count()) + " SMs (pieces of " + std::to_string(o.unit) +
+             (o.ignore_coscheduling_pieces ? ", IgnoreSmCoscheduling" : "") + ") run " +
+             std::to_string(got) + " clusters of " + std::to_string(g.coscheduled) +
+             " SMs at once, not the " + std::to_string(want) + " that coscheduledSmCount " +
+             std::to_string(g.coscheduled) + " promises (measured with the occupancy calculator)";
+    o.obtained = 0;
+  }
+  return all;
 }
 
-group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
-                                const std::vector<split_unit> &units, bool dry_run) {
-  if (input.native().type != CU_DEV_RESOURCE_TYPE_SM)
-    throw request_error(CUDA_ERROR_INVALID_RESOURCE_TYPE, "greenctx::split_groups",
-                        "the input is not an SM resource");
-  const group_limits limits =
-      make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
-  apply_group_defaults(params, limits);
-  if (detail::driver().cuDevSmResourceSplit)
-    return split_natively(input, params, dry_run);
-  const auto &use = units.empty() ? available_units(limits) : units;
+// Whether split_groups makes `params` on `input` and every group passes its proof: the prover of
+// the advice given for a failed proof (its own failures are not advised on again).
+bool splits_and_proves(const sm_resource &input, std::span<const sm_group_params> params) {
+  std::vector<sm_group_params> p(params.begin(), params.end());
   try {
-    group_split_result r = plan_group_split(input, params, use, limits, driver_backend(), dry_run);
+    group_split_result r = split_groups(input, p, {.proof = cluster_proof::skip});
+    return prove_groups(r);
+  } catch (const request_error &) {
+    return false;
+  }
+}
+
+group_split_result plan_on_driver(const sm_resource &input, std::span<sm_group_params> params,
+                                  const group_split_options &options, const group_limits &limits) {
+  const auto &use = options.units.empty() ? available_units(limits) : options.units;
+  try {
+    group_split_result r =
+        plan_group_split(input, params, use, limits, driver_backend(), options.dry_run);
     if (!r.all_made()) // a dry run
       r.advice = split_advice(input, params);
     return r;
   } catch (const request_error &e) { // a group cannot be made: say what can
-    if (e.code() != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || dry_run)
+    if (e.code() != CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION || options.dry_run)
       throw;
     throw request_error(e.code(), e.api(),
                         std::string(e.what()) + ". Advice: " + split_advice(input, params));
   }
 }
 
+} // namespace
+
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                bool dry_run) {
+  return split_groups(input, params, {.dry_run = dry_run});
+}
+
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                const group_split_options &options) {
+  if (input.native().type != CU_DEV_RESOURCE_TYPE_SM)
+    throw request_error(CUDA_ERROR_INVALID_RESOURCE_TYPE, api, "the input is not an SM resource");
+  const group_limits limits =
+      make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
+  apply_group_defaults(params, limits);
+  if (detail::driver().cuDevSmResourceSplit) // the driver keeps every promise itself
+    return split_natively(input, params, options.dry_run);
+  group_split_result r = plan_on_driver(input, params, options, limits);
+  if (options.dry_run || options.proof == cluster_proof::skip || prove_groups(r))
+    return r;
+  r.advice = split_advice(input, r.params, true);
+  if (options.proof == cluster_proof::refuse)
+    throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, r.refusal());
+  return r;
+}
+
 std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const request_prover &prove) {
+                         bool prove) {
   std::vector<sm_group_params> p(params.begin(), params.end());
   const group_limits limits =
       make_group_limits(input.sm_count(), input.grain(), input.compute_capability_major());
   apply_group_defaults(p, limits);
-  return greenctx::split_advice(input, p, limits, driver_backend(), prove);
+  return plan_split_advice(input, p, limits, driver_backend(),
+                           prove ? request_prover([&input](std::span<const sm_group_params> alt) {
+                             return splits_and_proves(input, alt);
+                           })
+                                 : request_prover());
 }
 
 } // namespace greenctx

@@ -31,7 +31,10 @@ described_partitions describe_partitions(const device &dev, const partition_requ
   std::vector<sm_group_params> params = to_group_params(out.plan);
   group_split_result made;
   try {
-    made = split_groups(all, params, {split_unit_of(out.plan)});
+    // A partition promises no clusters (coscheduledSmCount 2 is the planner's smallest unit), so
+    // its groups are not proved.
+    made = split_groups(all, params,
+                        {.proof = cluster_proof::skip, .units = {split_unit_of(out.plan)}});
   } catch (const request_error &e) {
     throw request_error(
         e.code(), api,

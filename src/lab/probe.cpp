@@ -2,7 +2,7 @@
 
 #include "driver/driver_api.hpp"
 #include "greenctx/plan/error.hpp"
-#include "lab/kernels.hpp"
+#include "core/kernels.hpp"
 
 #include <algorithm>
 #include <utility>

@@ -3,7 +3,7 @@
 #include "driver/driver_api.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/plan/error.hpp"
-#include "lab/kernels.hpp"
+#include "core/kernels.hpp"
 
 #include <algorithm>
 

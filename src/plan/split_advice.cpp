@@ -154,9 +154,9 @@ std::string coscheduled_units_text(const sm_resource &input, const group_limits 
          " can use at most " + std::to_string(inside) + " SMs together";
 }
 
-std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const group_limits &limits, const split_backend &backend,
-                         const request_prover &prove) {
+std::string plan_split_advice(const sm_resource &input, std::span<const sm_group_params> params,
+                              const group_limits &limits, const split_backend &backend,
+                              const request_prover &prove) {
   std::string out = coscheduled_units_text(input, limits, backend);
   const auto alts = split_alternatives(input, params, limits, backend, prove);
   if (alts.empty())

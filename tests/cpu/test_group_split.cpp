@@ -263,7 +263,8 @@ TEST(SplitAdvice, names_the_units_and_requests_that_work_here) {
   std::vector<sm_group_params> params{{112, 0, 0, 0}, {16, 0, 0, 0}};
   apply_group_defaults(params, limits);
   const request_prover proves = [](std::span<const sm_group_params>) { return true; };
-  const std::string text = split_advice(fake_resource(132), params, limits, gpu.backend(), proves);
+  const std::string text =
+      plan_split_advice(fake_resource(132), params, limits, gpu.backend(), proves);
   for (const char *part :
        {"15 co-scheduled units of 8 SMs (120 SMs) and 12 SMs outside whole units",
         "{104, 16} (whole co-scheduled units)", "{112 Backfill, 16} (Backfill on group 0)",

@@ -72,12 +72,12 @@ int run_split(const split_options &opt) {
   std::vector<sm_group_params> params = parse_group_params(opt.request);
   const driver_info drv = query_driver();
   const device dev(opt.device);
-  group_split_result r = split_groups(dev.sms(), params, opt.dry_run);
   // As cudaDevSmResourceSplit: groups whose clusters no driver promise backs are proved at the
-  // split; one that falls short makes the request invalid here.
-  const bool proved = opt.dry_run || prove_cluster_promises(r, dev.sms());
+  // split; one that falls short is shown not made, and makes the request invalid.
+  const group_split_result r =
+      split_groups(dev.sms(), params, {.dry_run = opt.dry_run, .proof = cluster_proof::report});
   const std::vector<group_check> checks =
-      opt.dry_run || !proved ? std::vector<group_check>{} : check_groups(dev, r);
+      opt.dry_run || !r.all_made() ? std::vector<group_check>{} : check_groups(dev, r);
   bool ok = r.all_made();
   for (const auto &c : checks)
     ok = ok && c.sms_used <= c.context_sms && c.clusters >= c.clusters_promised;

@@ -8,7 +8,7 @@
 //    and the remainder then come from one split call and may share a descriptor, as in 13.1.
 //  - a run of groups with fixed sizes that pieces of the alignment cannot place is tried again with
 //    larger pieces, multiples of the unit that divide every size (on the H200, 15 pieces of 8
-//    reach 120 SMs but 8 pieces of 16 reach 128); such groups are proved on creation, as no
+//    reach 120 SMs but 8 pieces of 16 reach 128); such groups are proved at the split, as no
 //    promise of co-scheduling is assumed for them.
 //  - several runs, when no single unit fits every group (for example 12 SMs for clusters of 2,
 //    then 0 SMs for clusters of 8): what a run leaves is turned into an intermediate green context
@@ -32,27 +32,52 @@
 
 namespace greenctx {
 
-/// Splits `input` into groups as cudaDevSmResourceSplit does (see the file comment). `params`
-/// gets the defaults and discovered counts written back, also on failure. A dry run plans without
-/// returning groups (it may still split, and create intermediate green contexts for multi-run
-/// requests). Throws request_error (CUDA_ERROR_INVALID_VALUE or
-/// CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) for invalid parameters and, unless `dry_run`, when a
-/// group cannot be made (with split_advice at the end); a dry run puts the advice in the result;
-/// error with CUDA_ERROR_NOT_SUPPORTED for co-scheduled counts this driver cannot guarantee.
+/// What split_groups does about groups whose clusters no driver promise backs
+/// (sm_group::needs_cluster_check, with a coscheduledSmCount of 2 or more): each is proved with the
+/// occupancy calculator on a green context of its SMs (core/cluster_proof.hpp; the contexts are
+/// kept and the counts cached, so asking again is cheap), unless skipped.
+enum class cluster_proof {
+  /// As cudaDevSmResourceSplit: a group that runs fewer clusters than it promises makes the split
+  /// a refusal (request_error, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, counts and advice).
+  refuse,
+  /// Such a group is marked not made in the result instead (obtained 0, a note with the measured
+  /// and promised counts, `advice` filled), for a caller that shows every group (`greenctx split`).
+  report,
+  /// Not proved: for groups used without clusters (a partition promises none).
+  skip,
+};
+
+/// How split_groups plans, and what it proves.
+struct group_split_options {
+  /// Plan without returning groups (it may still split, and create intermediate green contexts
+  /// for multi-run requests); nothing is proved and a group that cannot be made is not an error.
+  bool dry_run = false;
+  cluster_proof proof = cluster_proof::refuse;
+  /// The units of the split (empty: available_units). A 13.1 driver splits natively, without them.
+  std::vector<split_unit> units = {};
+};
+
+/// Splits `input` into groups as cudaDevSmResourceSplit does (see the file comment), proving every
+/// group it returns as `options.proof` says. `params` gets the defaults and discovered counts
+/// written back, also on failure. Throws request_error (CUDA_ERROR_INVALID_VALUE or
+/// CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) for invalid parameters and, unless a dry run, when
+/// a group cannot be made or fails its proof (with split_advice at the end); a dry run puts the
+/// advice in the result; error with CUDA_ERROR_NOT_SUPPORTED for co-scheduled counts this driver
+/// cannot guarantee.
+group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
+                                const group_split_options &options);
+
+/// The same with the default options: proved, refused when a proof fails; planned only when
+/// `dry_run`.
 group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
                                 bool dry_run = false);
 
 /// What the device's co-scheduled units allow and nearby requests that can be made on `input`
-/// (plan/split_advice.hpp, planned with the driver's split-by-count, also on a 13.1 driver).
-/// `params` need not have defaults applied. Requests that need a cluster proof are named only
-/// when `prove` proves them (lab's prove_request; the core has no occupancy kernel). Used in
-/// split_groups' refusals; call it for a refusal found later, such as a failed cluster proof.
+/// (plan_split_advice, planned with the driver's split-by-count, also on a 13.1 driver). `params`
+/// need not have defaults applied. A nearby request whose groups need a cluster proof is named
+/// only when `prove` and it passes the proof (which makes and keeps a green context per group);
+/// split_groups proves them when it advises on a failed proof.
 std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const request_prover &prove = {});
-
-/// The same with the units of the split given (`units` empty: available_units, as above). A
-/// 13.1 driver still splits natively, without units.
-group_split_result split_groups(const sm_resource &input, std::span<sm_group_params> params,
-                                const std::vector<split_unit> &units, bool dry_run = false);
+                         bool prove = false);
 
 } // namespace greenctx

@@ -21,7 +21,7 @@ struct sm_group {
   std::vector<sm_resource> pieces;
   unsigned coscheduled = 0; ///< promised co-scheduled unit; 0 for the remainder
   /// No driver promise backs its co-scheduled unit (IgnoreSmCoscheduling pieces, or a split of
-  /// an intermediate context): cudaGreenCtxCreate proves it with the occupancy calculator.
+  /// an intermediate context): split_groups proves it with the occupancy calculator.
   bool needs_cluster_check = false;
   unsigned run = 0; ///< which split call (run) it came from
 

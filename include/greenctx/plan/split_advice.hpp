@@ -1,6 +1,6 @@
 // Advice for a heterogeneous split that cannot be made: what the device's co-scheduled units
 // allow, and nearby requests that the planner can make on it. Pure code: the driver is behind
-// split_backend (core/group_split.hpp has the driver-backed form).
+// split_backend (core/group_split.hpp has the driver-backed split_advice).
 #pragma once
 
 #include "greenctx/cxx_standard.hpp"
@@ -15,7 +15,7 @@
 namespace greenctx {
 
 /// Whether a request whose groups carry no driver co-scheduling promise really runs the clusters
-/// it promises (a real split and a cluster proof; lab/cluster_proof.hpp has the driver's).
+/// it promises (a real split and a cluster proof: core/group_split.hpp's split_groups).
 using request_prover = std::function<bool(std::span<const sm_group_params> params)>;
 
 /// A request near the one refused, that the planner makes on the same input.
@@ -58,8 +58,8 @@ std::string coscheduled_units_text(const sm_resource &input, const group_limits 
 
 /// The advice as one paragraph: coscheduled_units_text, then the alternatives ("requests that
 /// can be made here: {104, 16}; ..."). For the end of an error message.
-std::string split_advice(const sm_resource &input, std::span<const sm_group_params> params,
-                         const group_limits &limits, const split_backend &backend,
-                         const request_prover &prove = {});
+std::string plan_split_advice(const sm_resource &input, std::span<const sm_group_params> params,
+                              const group_limits &limits, const split_backend &backend,
+                              const request_prover &prove = {});
 
 } // namespace greenctx

@@ -1,9 +1,9 @@
-#include "greenctx/lab/occupancy.hpp"
+#include "greenctx/core/occupancy.hpp"
 
 #include "driver/driver_api.hpp"
 #include "greenctx/core/stream.hpp"
 #include "greenctx/plan/error.hpp"
-#include "lab/kernels.hpp"
+#include "core/kernels.hpp"
 
 namespace greenctx {
 

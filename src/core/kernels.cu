@@ -1,4 +1,5 @@
-// Kernels greenctx launches itself: the SM probe and spin kernels for verify, demo and the tests.
+// Kernels greenctx launches itself: the SM probe, the spin kernels of verify, demo and the tests,
+// and the one the split's cluster proofs hand to the occupancy calculator.
 // Built into a fatbin (sm_90 + PTX) and loaded with cuLibraryLoadData, so the library needs no
 // CUDA runtime. Keep them small: one short translation unit.
 #include <cstdint>

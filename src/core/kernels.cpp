@@ -1,4 +1,4 @@
-#include "lab/kernels.hpp"
+#include "core/kernels.hpp"
 
 #include "driver/driver_api.hpp"
 
