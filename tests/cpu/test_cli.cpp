@@ -5,6 +5,7 @@
 // Exit codes: 0 success, 1 verification failed, 2 usage error or bad input, 3 no driver or no GPU,
 // 4 driver lacks a feature, 5 other CUDA error. Errors go to stderr and start with "greenctx: ".
 #include "bench/adaptive.hpp"
+#include "report/output.hpp"
 #include "text_checks.hpp"
 
 #include <gtest/gtest.h>
@@ -779,6 +780,43 @@ TEST(Cli, AdaptiveBenchFromASavedRun) {
   r = run_cli({"bench", "--adaptive", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
   expect_error(r, exit_usage);
   EXPECT_TRUE(contains(r.err, "mode")) << r;
+}
+
+// `--json -` prints the document (with its kind and schema) instead of the report; `--json FILE`
+// writes it beside the report; --from refuses a document of another command, naming it.
+TEST(Cli, SavedRunsAreDocumentsOfOneKind) {
+  temp_dir dir;
+  const std::string saved = saved_adaptive_run(dir.path, 540);
+  auto r = run_cli({"bench", "--adaptive", "--from", saved, "--json", "-"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  const nlohmann::json j = nlohmann::json::parse(r.out); // stdout is the JSON alone
+  EXPECT_EQ(j["kind"], "greenctx.bench-adaptive");
+  EXPECT_EQ(j["schema"], greenctx::cli::report_schema);
+  const std::string again = (dir.path / "again.json").string();
+  r = run_cli({"bench", "--adaptive", "--from", saved, "--json", again});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "1.125")) << r; // the report is printed as well
+  std::ifstream f(again);
+  EXPECT_EQ(nlohmann::json::parse(f), j);
+  r = run_cli({"bench", "--from", again});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "holds a greenctx.bench-adaptive result, not a greenctx.bench one"))
+      << r;
+  r = run_cli({"scale", "--from", again});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "not a greenctx.scale one")) << r;
+}
+
+// info, verify and split check a --json FILE before they touch the driver.
+TEST(Cli, JsonFilesInMissingFoldersAreRefusedFirst) {
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{"info"}, {"verify", "16,rest"}, {"split", "16"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--json", "/nonexistent-greenctx-folder/x.json"});
+    const auto r = run_cli(full);
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, "cannot write --json '/nonexistent-greenctx-folder/x.json'")) << r;
+  }
 }
 
 // A scale run saved by an earlier greenctx, whose runs report confined_threads: read as device 0

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -79,17 +80,63 @@ TEST(ReportOutput, MissingFoldersAreFoundBeforeAnyWork) {
 
 TEST(ReportOutput, SavedFilesAreReadOrNamedAsWrong) {
   const auto report = [](const nlohmann::json &j) { return j.at("answer").get<int>(); };
-  EXPECT_TRUE(
-      contains(rejection([&] { report_saved("greenctx bench", "/nonexistent.json", report); }),
-               "cannot read '/nonexistent.json'"));
+  EXPECT_TRUE(contains(
+      rejection([&] { report_saved("greenctx bench", "bench", "/nonexistent.json", report); }),
+      "cannot read '/nonexistent.json'"));
   const std::string path =
       (std::filesystem::temp_directory_path() / "greenctx_test_report_saved.json").string();
-  std::ofstream(path) << R"({"answer": 7})";
-  EXPECT_EQ(report_saved("greenctx bench", path, report), 7);
+  std::ofstream(path) << R"({"answer": 7})"; // written before documents had a kind
+  EXPECT_EQ(report_saved("greenctx bench", "bench", path, report), 7);
   std::ofstream(path) << R"({"question": 7})";
-  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx bench", path, report); }),
+  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx bench", "bench", path, report); }),
                        "is not a greenctx bench JSON file"));
   std::remove(path.c_str());
+}
+
+TEST(ReportOutput, DocumentsSayWhatTheyHoldAndReadersRefuseAnotherKind) {
+  const nlohmann::json doc = stamped("bench-comm", {{"answer", 7}});
+  EXPECT_EQ(doc["kind"], "greenctx.bench-comm");
+  EXPECT_EQ(doc["schema"], report_schema);
+  EXPECT_EQ(doc["answer"], 7);
+
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "greenctx_test_report_kind.json").string();
+  write_json("greenctx bench", "bench-comm", path, {{"answer", 7}});
+  const auto report = [](const nlohmann::json &j) { return j.at("answer").get<int>(); };
+  EXPECT_EQ(report_saved("greenctx bench", "bench-comm", path, report), 7);
+  const std::string e = rejection([&] { report_saved("greenctx scale", "scale", path, report); });
+  EXPECT_TRUE(contains(e, "holds a greenctx.bench-comm result, not a greenctx.scale one")) << e;
+  std::ofstream(path) << R"({"kind": 3, "answer": 7})";
+  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx scale", "scale", path, report); }),
+                       "holds a 3 result"));
+  std::remove(path.c_str());
+}
+
+TEST(ReportOutput, JsonToStdoutIsNotCheckedAsAPath) {
+  output_options opt;
+  opt.json = "-";
+  EXPECT_NO_THROW(check_output_paths("greenctx scale", opt));
+}
+
+// --json [FILE] of info, verify and split: no value and - mean stdout, a value names the file.
+TEST(ReportOutput, JsonOptionTakesAFileOrMeansStdout) {
+  const auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    std::string path;
+    add_json_option(app, path);
+    std::string positional;
+    app.add_option("REQUEST", positional);
+    std::reverse(args.begin(), args.end());
+    app.parse(args);
+    return std::pair{path, positional};
+  };
+  EXPECT_EQ(parse({}).first, "");
+  EXPECT_EQ(parse({"--json"}).first, "-");
+  EXPECT_EQ(parse({"16", "--json"}), (std::pair<std::string, std::string>{"-", "16"}));
+  EXPECT_EQ(parse({"--json", "-"}).first, "-");
+  EXPECT_EQ(parse({"--json", "out.json"}).first, "out.json");
+  EXPECT_EQ(parse({"--json=out.json", "16"}),
+            (std::pair<std::string, std::string>{"out.json", "16"}));
 }
 
 } // namespace

@@ -44,10 +44,9 @@ constexpr const char *api = "greenctx bench";
 // Prints the report and writes the files asked for; the exit code of --check-targets.
 int report(const bench_options &opt, const bench::results &r, const nlohmann::json &env) {
   const std::string md = bench::markdown(r, env);
-  std::fputs(md.c_str(), stdout);
-  write_outputs(api, opt.output,
-                {[&] { return md; }, [&] { return bench::to_json(r, env).dump(1) + "\n"; },
-                 [&] { return bench::to_csv(r); }, [&] { return bench::to_svg(r, env); }});
+  print_report(api, "bench", opt.output,
+               {[&] { return md; }, [&] { return md; }, [&] { return bench::to_json(r, env); },
+                [&] { return bench::to_csv(r); }, [&] { return bench::to_svg(r, env); }});
   if (opt.check_targets)
     for (const auto &t : bench::evaluate_targets(r))
       if (!t.met())
@@ -58,11 +57,10 @@ int report(const bench_options &opt, const bench::results &r, const nlohmann::js
 int report_comm(const bench_options &opt, const bench::comm::results &r,
                 const nlohmann::json &env) {
   const std::string md = bench::comm::markdown(r, env);
-  std::fputs(md.c_str(), stdout);
-  write_outputs(api, opt.output,
-                {[&] { return md; }, [&] { return bench::comm::to_json(r, env).dump(1) + "\n"; },
-                 [&] { return bench::comm::to_csv(r); },
-                 [&] { return bench::comm::to_svg(r, env); }});
+  print_report(
+      api, "bench-comm", opt.output,
+      {[&] { return md; }, [&] { return md; }, [&] { return bench::comm::to_json(r, env); },
+       [&] { return bench::comm::to_csv(r); }, [&] { return bench::comm::to_svg(r, env); }});
   return exit_ok;
 }
 
@@ -71,7 +69,7 @@ int report_comm(const bench_options &opt, const bench::comm::results &r,
 int run_comm(const bench_options &opt) {
   namespace comm = bench::comm;
   if (!opt.output.from.empty())
-    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+    return report_saved(api, "bench-comm", opt.output.from, [&](const nlohmann::json &j) {
       return report_comm(opt, comm::from_json(j), j.at("environment"));
     });
   if (opt.check_targets)
@@ -110,10 +108,9 @@ int report_adaptive(const bench_options &opt, const bench::adaptive::results &r,
                     const nlohmann::json &env) {
   namespace ad = bench::adaptive;
   const std::string md = ad::markdown(r, env);
-  std::fputs(md.c_str(), stdout);
-  write_outputs(api, opt.output,
-                {[&] { return md; }, [&] { return ad::to_json(r, env).dump(1) + "\n"; },
-                 [&] { return ad::to_csv(r); }, [&] { return ad::to_svg(r, env); }});
+  print_report(api, "bench-adaptive", opt.output,
+               {[&] { return md; }, [&] { return md; }, [&] { return ad::to_json(r, env); },
+                [&] { return ad::to_csv(r); }, [&] { return ad::to_svg(r, env); }});
   if (opt.check_targets) {
     const auto v = ad::evaluate(r);
     if (std::none_of(v.begin(), v.end(),
@@ -128,7 +125,7 @@ int report_adaptive(const bench_options &opt, const bench::adaptive::results &r,
 int run_adaptive(const bench_options &opt) {
   namespace ad = bench::adaptive;
   if (!opt.output.from.empty())
-    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+    return report_saved(api, "bench-adaptive", opt.output.from, [&](const nlohmann::json &j) {
       return report_adaptive(opt, ad::from_json(j), j.at("environment"));
     });
   ad::config cfg;
@@ -202,7 +199,7 @@ int run_bench(bench_options opt) {
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
 
   if (!opt.output.from.empty())
-    return report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+    return report_saved(api, "bench", opt.output.from, [&](const nlohmann::json &j) {
       return report(opt, bench::from_json(j), j.at("environment"));
     });
   check_output_paths(api, opt.output);

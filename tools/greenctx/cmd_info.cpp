@@ -1,11 +1,11 @@
 // greenctx info: what the driver and GPU offer for partitioning.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/output.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +18,7 @@ constexpr const char *api = "greenctx info";
 
 struct info_options {
   std::string devices = "all";
-  bool json = false;
+  std::string json; ///< --json: a file, "-" for stdout, empty: not asked
 };
 
 nlohmann::json mps_json(const device &dev) {
@@ -72,6 +72,7 @@ void print_device(std::string &out, const device &dev, int count, bool grain_fro
 int run_info(const info_options &opt) {
   // A malformed list was refused by the parse; the ordinals are checked against the driver here.
   const auto list = parse_device_list(opt.devices, api);
+  check_json_path(api, opt.json);
   const driver_info drv = query_driver();
   const int count = device::count();
   const std::vector<int> ordinals = resolve_device_list(list, count, api);
@@ -81,7 +82,7 @@ int run_info(const info_options &opt) {
   const auto connections = max_connections_from_environment();
   const bool grain_from_driver = drv[feature::sm_partition_info].status == availability::native;
 
-  if (opt.json) {
+  if (!opt.json.empty()) {
     // The first GPU listed keeps the single-device shape at the top level; `devices` has them all.
     const device &first = *devs.front();
     nlohmann::json j = environment_json(drv, first);
@@ -104,8 +105,9 @@ int run_info(const info_options &opt) {
       j["features"][f.name] = {{"status", availability_description(f.status)},
                                {"native_since", format_cuda_version(f.introduced)},
                                {"description", f.description}};
-    std::cout << j.dump(2) << "\n";
-    return exit_ok;
+    write_json(api, "info", opt.json, j);
+    if (opt.json == "-")
+      return exit_ok;
   }
 
   // Everything is read before anything is printed: a GPU that fails a query prints nothing.
@@ -150,7 +152,7 @@ void add_info(CLI::App &app, action &run) {
                   "ordinals in decimal separated by commas (e.g. 0 or 0,1)")
       ->check(device_list_check(api))
       ->capture_default_str();
-  cmd->add_flag("--json", opt->json, "Print JSON instead of text");
+  add_json_option(*cmd, opt->json);
   cmd->callback([opt, &run] { run = [opt] { return run_info(*opt); }; });
 }
 

@@ -13,9 +13,13 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
+
+#include <unistd.h>
 
 namespace greenctx::cli {
 namespace {
@@ -43,14 +47,35 @@ struct scale_options {
   throw request_error(CUDA_ERROR_INVALID_VALUE, api, message);
 }
 
-// Prints the table (after the program's own output) and writes the files asked for.
+// While it lives, file descriptor 1 (what the programs run inherit, and what their copied output
+// is written to) is greenctx's stderr; greenctx's own stdout comes back after.
+class stdout_on_stderr {
+public:
+  stdout_on_stderr() : saved_(dup(STDOUT_FILENO)) {
+    std::fflush(stdout);
+    if (saved_ < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+      throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                  std::string("cannot send the program's output to stderr: ") +
+                      std::strerror(errno));
+  }
+  ~stdout_on_stderr() {
+    std::fflush(stdout);
+    dup2(saved_, STDOUT_FILENO);
+    close(saved_);
+  }
+  stdout_on_stderr(const stdout_on_stderr &) = delete;
+  stdout_on_stderr &operator=(const stdout_on_stderr &) = delete;
+
+private:
+  int saved_;
+};
+
+// Prints the table (after the program's own output) or the JSON, and writes the files asked for.
 void report(const scale_options &opt, const scale::results &r, const nlohmann::json &env) {
-  std::fflush(stdout);
-  std::fputs(scale::text_table(r, env).c_str(), stdout);
-  write_outputs(api, opt.output,
-                {[&] { return scale::markdown(r, env); },
-                 [&] { return scale::to_json(r, env).dump(1) + "\n"; },
-                 [&] { return scale::to_csv(r); }, [&] { return scale::to_svg(r, env); }});
+  print_report(api, "scale", opt.output,
+               {[&] { return scale::text_table(r, env); }, [&] { return scale::markdown(r, env); },
+                [&] { return scale::to_json(r, env); }, [&] { return scale::to_csv(r); },
+                [&] { return scale::to_svg(r, env); }});
 }
 
 // --from FILE: report a saved run again without running anything.
@@ -60,7 +85,7 @@ int report_saved(const scale_options &opt) {
   if (opt.metric_given)
     reject("--from reports a saved run again with the figure it measured: leave out --metric, "
            "--metric-unit, --higher-is-better and --lower-is-better");
-  return cli::report_saved(api, opt.output.from, [&](const nlohmann::json &j) {
+  return cli::report_saved(api, "scale", opt.output.from, [&](const nlohmann::json &j) {
     const scale::results r = scale::from_json(j);
     report(opt, r, j.at("environment"));
     return r.complete() ? exit_ok : exit_check_failed;
@@ -144,7 +169,14 @@ int run_scale(const scale_options &opt) {
     r.points.push_back({n, false, {}});
   r.points.push_back({device_sms, true, {}});
 
-  const bool ok = scale::run_points(r, opt.quiet);
+  bool ok = false;
+  {
+    // With --json -, stdout carries the JSON alone: the program's own output goes to stderr.
+    std::optional<stdout_on_stderr> program_output;
+    if (opt.output.json == "-")
+      program_output.emplace();
+    ok = scale::run_points(r, opt.quiet);
+  }
   report(opt, r, env);
   if (!ok) {
     print_error(r.failure);

@@ -1,11 +1,11 @@
 // greenctx split REQUEST: CUDA 13.1's heterogeneous split (group parameters), real or dry run.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/output.hpp"
 #include "report/table.hpp"
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <map>
 #include <memory>
 
@@ -16,7 +16,7 @@ struct split_options {
   std::string request;
   int device = 0;
   bool dry_run = false;
-  bool json = false;
+  std::string json; ///< --json: a file, "-" for stdout, empty: not asked
 };
 
 // What a real split's group turned out to be on the hardware.
@@ -70,6 +70,7 @@ std::vector<group_check> check_groups(const device &dev, const group_split_resul
 int run_split(const split_options &opt) {
   // Malformed input is rejected before the driver is touched.
   std::vector<sm_group_params> params = parse_group_params(opt.request);
+  check_json_path("greenctx split", opt.json);
   const driver_info drv = query_driver();
   const device dev(opt.device);
   // As cudaDevSmResourceSplit: groups whose clusters no driver promise backs are proved at the
@@ -82,7 +83,7 @@ int run_split(const split_options &opt) {
   for (const auto &c : checks)
     ok = ok && c.sms_used <= c.context_sms && c.clusters >= c.clusters_promised;
 
-  if (opt.json) {
+  if (!opt.json.empty()) {
     nlohmann::json j;
     j["environment"] = environment_json(drv, dev);
     j["request"] = opt.request;
@@ -119,8 +120,9 @@ int run_split(const split_options &opt) {
     if (!r.advice.empty())
       j["advice"] = r.advice;
     j["ok"] = ok;
-    std::cout << j.dump(2) << "\n";
-  } else {
+    write_json("greenctx split", "split", opt.json, j);
+  }
+  if (opt.json != "-") {
     const auto [major, minor] = dev.compute_capability();
     fmt::print("greenctx split '{}' on GPU {} ({}, {} SMs, CC {}.{}){}\n", opt.request,
                dev.ordinal(), dev.name(), dev.sms().sm_count(), major, minor,
@@ -199,7 +201,7 @@ void add_split(CLI::App &app, action &run) {
   add_device_option(*cmd, opt->device);
   cmd->add_flag("--dry-run", opt->dry_run,
                 "Only compute the groups (result NULL): no green contexts, no checks");
-  cmd->add_flag("--json", opt->json, "Print JSON instead of text");
+  add_json_option(*cmd, opt->json);
   cmd->callback([opt, &run] { run = [opt] { return run_split(*opt); }; });
 }
 

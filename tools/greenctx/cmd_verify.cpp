@@ -1,12 +1,12 @@
 // greenctx verify SPLIT: create the partitions, run a %smid probe on all at once, check them.
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/output.hpp"
 #include "report/table.hpp"
 #include "verify_processes.hpp"
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +19,7 @@ constexpr const char *api = "greenctx verify";
 struct verify_options {
   std::string split;
   std::string devices = "0";
-  bool json = false;
+  std::string json; ///< --json: a file, "-" for stdout, empty: not asked
   bool ignore_coscheduling = false;
   unsigned blocks_per_sm = 8;
   bool processes = false;
@@ -42,8 +42,8 @@ std::string plan_summary(const partition_plan &plan) {
 
 // The JSON of one device's verification (the single-device shape of earlier versions).
 nlohmann::json verify_json(const driver_info &drv, const device &dev, const partition_set &set,
-                           const partition_request &request, const verify_options &opt) {
-  const verify_report report = verify_partitions(dev, set, opt.blocks_per_sm);
+                           const partition_request &request, const verify_options &opt,
+                           const verify_report &report) {
   nlohmann::json j;
   j["environment"] = environment_json(drv, dev);
   j["split"] = request.to_string();
@@ -75,6 +75,7 @@ nlohmann::json verify_json(const driver_info &drv, const device &dev, const part
 int run_verify(const verify_options &opt) {
   // Malformed input is rejected before the driver is touched.
   const partition_request request = parse_partition_request(opt.split);
+  check_json_path(api, opt.json);
   if (opt.processes) {
     const auto list = parse_device_list(opt.devices, api);
     if (!list || list->size() != 1)
@@ -103,30 +104,34 @@ int run_verify(const verify_options &opt) {
     devs.push_back(std::make_unique<device>(d));
     sets.push_back(partition_set::create(*devs.back(), request, flags));
   }
+  // Each GPU is probed once; the text and the JSON both show that one measurement.
+  std::vector<verify_report> reports;
   int failed = 0;
-  if (!opt.json) {
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    reports.push_back(verify_partitions(*devs[i], sets[i], opt.blocks_per_sm));
+    if (!reports.back().ok())
+      ++failed;
+  }
+  if (!opt.json.empty()) {
+    // The first GPU keeps the single-device shape at the top level; `devices` has every GPU's.
+    nlohmann::json all = nlohmann::json::array();
+    for (std::size_t i = 0; i < devs.size(); ++i)
+      all.push_back(verify_json(drv, *devs[i], sets[i], request, opt, reports[i]));
+    nlohmann::json j = all.front();
+    j["devices"] = all;
+    j["ok"] = failed == 0;
+    write_json(api, "verify", opt.json, j);
+  }
+  if (opt.json != "-") {
     for (std::size_t i = 0; i < devs.size(); ++i) {
       if (i > 0)
         fmt::print("\n");
-      if (print_verification(*devs[i], sets[i], request, opt.blocks_per_sm) != exit_ok)
-        ++failed;
+      print_verification(*devs[i], sets[i], request, reports[i]);
     }
     if (devs.size() > 1)
       fmt::print("\n{}: {} of {} GPUs ({}) passed\n", failed ? "FAILED" : "OK",
                  devs.size() - failed, devs.size(), join_ordinals(ordinals));
-    return failed ? exit_check_failed : exit_ok;
   }
-  // The first GPU keeps the single-device shape at the top level; `devices` has every GPU's.
-  nlohmann::json all = nlohmann::json::array();
-  for (std::size_t i = 0; i < devs.size(); ++i) {
-    all.push_back(verify_json(drv, *devs[i], sets[i], request, opt));
-    if (!all.back()["ok"].get<bool>())
-      ++failed;
-  }
-  nlohmann::json j = all.front();
-  j["devices"] = all;
-  j["ok"] = failed == 0;
-  std::cout << j.dump(2) << "\n";
   return failed ? exit_check_failed : exit_ok;
 }
 
@@ -134,7 +139,11 @@ int run_verify(const verify_options &opt) {
 
 int print_verification(const device &dev, const partition_set &set,
                        const partition_request &request, unsigned blocks_per_sm) {
-  const verify_report report = verify_partitions(dev, set, blocks_per_sm);
+  return print_verification(dev, set, request, verify_partitions(dev, set, blocks_per_sm));
+}
+
+int print_verification(const device &dev, const partition_set &set,
+                       const partition_request &request, const verify_report &report) {
   const auto [major, minor] = dev.compute_capability();
   fmt::print("greenctx verify {} on GPU {} ({}, {} SMs, CC {}.{})\n", request.to_string(),
              dev.ordinal(), dev.name(), dev.sms().sm_count(), major, minor);
@@ -195,7 +204,7 @@ void add_verify(CLI::App &app, action &run) {
                   "or all (every GPU the driver sees); each is verified in turn")
       ->check(device_list_check(api))
       ->capture_default_str();
-  cmd->add_flag("--json", opt->json, "Print JSON instead of text");
+  add_json_option(*cmd, opt->json);
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,

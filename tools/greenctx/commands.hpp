@@ -26,6 +26,11 @@ void add_mps(CLI::App &app, action &run);
 int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
                        const greenctx::partition_request &request, unsigned blocks_per_sm);
 
+/// The same for a verification already measured (verify_partitions on `set`).
+int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
+                       const greenctx::partition_request &request,
+                       const greenctx::verify_report &report);
+
 /// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
 void add_device_option(CLI::App &cmd, int &ordinal);
 

@@ -20,6 +20,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "process.hpp"
+#include "report/output.hpp"
 #include "report/table.hpp"
 
 #include <fmt/format.h>
@@ -27,13 +28,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <iostream>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <iostream>
 #include <limits.h>
 #include <memory>
 #include <optional>
@@ -272,7 +273,8 @@ int verify_processes(const process_verify_options &opt) {
       pieces.push_back({p.rest ? "rest" : std::to_string(p.requested), p.desc.sm_count()});
   }
   const bool mps_on = mps.value_or(false);
-  if (!opt.json) {
+  const bool text = opt.json != "-";
+  if (text) {
     fmt::print("greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
                "{} --piece I)\n",
                request.to_string(), gpu, opt.split);
@@ -370,7 +372,7 @@ int verify_processes(const process_verify_options &opt) {
   settings.mps_active = mps_on;
   const process_check_report report = check_processes(m, settings);
 
-  if (opt.json) {
+  if (!opt.json.empty()) {
     nlohmann::json j;
     j["environment"] = environment;
     j["split"] = request.to_string();
@@ -401,8 +403,9 @@ int verify_processes(const process_verify_options &opt) {
     j["violations"] = report.violations;
     j["notes"] = report.notes;
     j["ok"] = report.ok();
-    std::cout << j.dump(2) << "\n";
-    return report.ok() ? exit_ok : exit_check_failed;
+    write_json("greenctx verify", "verify-processes", opt.json, j);
+    if (!text)
+      return report.ok() ? exit_ok : exit_check_failed;
   }
 
   const std::vector<column> columns = {

@@ -12,7 +12,7 @@ struct process_verify_options {
   std::string split;
   int device = 0;
   bool ignore_coscheduling = false;
-  bool json = false;
+  std::string json;       ///< --json: a file, "-" for stdout, empty: not asked
   unsigned spin_ms = 100; ///< each wave of a fill holds its SMs this long
   unsigned waves = 2;     ///< waves of blocks a fill needs on exactly its piece
   unsigned rounds = 3;    ///< times all pieces fill at once

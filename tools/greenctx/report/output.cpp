@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -32,42 +33,87 @@ void write_file(const std::string &command, const std::string &path, const std::
     reject(command, "cannot write '" + path + "': check that its folder exists");
 }
 
+constexpr const char *stdout_path = "-";
+
+std::string kind_name(std::string_view kind) {
+  return "greenctx." + std::string(kind);
+}
+
 } // namespace
 
+nlohmann::json stamped(std::string_view kind, nlohmann::json body) {
+  body["kind"] = kind_name(kind);
+  body["schema"] = report_schema;
+  return body;
+}
+
+void add_json_option(CLI::App &cmd, std::string &path) {
+  cmd.add_option("--json", path,
+                 "Write the result as JSON to FILE, or print it instead of the text with - or no "
+                 "FILE")
+      ->expected(0, 1)
+      ->default_str(stdout_path)
+      ->type_name("[FILE]");
+}
+
+void write_json(const std::string &command, std::string_view kind, const std::string &path,
+                const nlohmann::json &body) {
+  const std::string text = stamped(kind, body).dump(path == stdout_path ? 2 : 1) + "\n";
+  if (path == stdout_path)
+    std::fputs(text.c_str(), stdout);
+  else
+    write_file(command, path, text);
+}
+
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help) {
-  cmd.add_option("--json", opt.json, help.json);
+  cmd.add_option("--json", opt.json, help.json + " (-: print it instead of the report)");
   cmd.add_option("--csv", opt.csv, help.csv);
   cmd.add_option("--svg", opt.svg, help.svg);
   cmd.add_option("--markdown", opt.markdown, help.markdown);
   cmd.add_option("--from", opt.from, help.from);
 }
 
+void check_json_path(const std::string &command, const std::string &path) {
+  if (path != stdout_path)
+    check_writable(command, "--json", path);
+}
+
 void check_output_paths(const std::string &command, const output_options &opt) {
-  check_writable(command, "--json", opt.json);
+  check_json_path(command, opt.json);
   check_writable(command, "--csv", opt.csv);
   check_writable(command, "--svg", opt.svg);
   check_writable(command, "--markdown", opt.markdown);
 }
 
-void write_outputs(const std::string &command, const output_options &opt,
-                   const report_writers &writers) {
+void print_report(const std::string &command, std::string_view kind, const output_options &opt,
+                  const report_writers &writers) {
+  if (opt.json != stdout_path) {
+    std::fflush(stdout); // after what a measured program printed
+    std::fputs(writers.text().c_str(), stdout);
+  }
   if (!opt.markdown.empty())
     write_file(command, opt.markdown, writers.markdown());
   if (!opt.json.empty())
-    write_file(command, opt.json, writers.json());
+    write_json(command, kind, opt.json, writers.json());
   if (!opt.csv.empty())
     write_file(command, opt.csv, writers.csv());
   if (!opt.svg.empty())
     write_file(command, opt.svg, writers.svg());
 }
 
-int report_saved(const std::string &command, const std::string &path,
+int report_saved(const std::string &command, std::string_view kind, const std::string &path,
                  const std::function<int(const nlohmann::json &)> &report) {
   std::ifstream f(path);
   if (!f)
     reject(command, "cannot read '" + path + "'");
   try {
-    return report(nlohmann::json::parse(f));
+    const nlohmann::json j = nlohmann::json::parse(f);
+    if (j.is_object() && j.contains("kind") && j["kind"] != kind_name(kind))
+      reject(command,
+             fmt::format("'{}' holds a {} result, not a {} one", path,
+                         j["kind"].is_string() ? j["kind"].get<std::string>() : j["kind"].dump(),
+                         kind_name(kind)));
+    return report(j);
   } catch (const nlohmann::json::exception &e) {
     reject(command, "'" + path + "' is not a " + command + " JSON file: " + e.what());
   }

@@ -1,4 +1,6 @@
-// The output options of the commands that measure (bench, scale): --json, --csv, --svg,
+// How every command's results leave it. Each JSON document carries "kind" ("greenctx.bench") and
+// "schema" (report_schema), and `--json FILE` means the same everywhere: the file, or stdout in
+// place of the text with `-`. The commands that measure (bench, scale) also have --csv, --svg,
 // --markdown and --from, registered, checked, written and read back the same way for each.
 #pragma once
 
@@ -7,8 +9,29 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace greenctx::cli {
+
+/// The version of the layout of every JSON document greenctx writes (its "schema"): raised when a
+/// field changes meaning or goes away, not when one is added. Documents without one are older.
+inline constexpr int report_schema = 1;
+
+/// `body` (an object) with "kind": "greenctx.<kind>" and "schema": report_schema.
+nlohmann::json stamped(std::string_view kind, nlohmann::json body);
+
+/// Adds --json [FILE] to a command that prints one result (info, verify, split): FILE, or the
+/// JSON on stdout instead of the text with `-` or no value (the older spelling `--json`).
+void add_json_option(CLI::App &cmd, std::string &path);
+
+/// Rejects, before any work, a --json path whose folder does not exist or that is a folder ("-"
+/// and empty pass). Throws request_error naming `command`.
+void check_json_path(const std::string &command, const std::string &path);
+
+/// Writes `body` stamped with `kind` to `path`, or prints it when `path` is "-". Throws
+/// request_error naming `command` when the file cannot be written.
+void write_json(const std::string &command, std::string_view kind, const std::string &path,
+                const nlohmann::json &body);
 
 /// Where to write the report's files (empty: not asked), and a saved run to report again.
 struct output_options {
@@ -27,19 +50,25 @@ void add_output_options(CLI::App &cmd, output_options &opt, const output_help &h
 /// exist or that is a folder. Throws request_error naming `command` ("greenctx scale").
 void check_output_paths(const std::string &command, const output_options &opt);
 
-/// The report's renderings; each is called only when its file was asked for.
+/// The report's renderings; each is called only when it is printed or its file was asked for.
+/// `text` is what the terminal shows; `json` the document before it is stamped.
 struct report_writers {
-  std::function<std::string()> markdown, json, csv, svg;
+  std::function<std::string()> text, markdown;
+  std::function<nlohmann::json()> json;
+  std::function<std::string()> csv, svg;
 };
 
-/// Writes every file `opt` asks for. Throws request_error when one cannot be written.
-void write_outputs(const std::string &command, const output_options &opt,
-                   const report_writers &writers);
+/// Prints the report on stdout (its text, or its JSON with `--json -`) and writes every file `opt`
+/// asks for, the JSON stamped with `kind`. Throws request_error when one cannot be written.
+void print_report(const std::string &command, std::string_view kind, const output_options &opt,
+                  const report_writers &writers);
 
-/// --from FILE: parses the saved JSON and hands it to `report`, which returns the exit code.
-/// Throws request_error when the file cannot be read, or is not JSON of the shape `report`
-/// reads (it throws nlohmann::json::exception): "'FILE' is not a <command> JSON file: ...".
-int report_saved(const std::string &command, const std::string &path,
+/// --from FILE: parses the saved JSON and hands it to `report`, which returns the exit code. A
+/// document of another kind is refused, naming it; one without a kind (written before there
+/// were kinds) or of another schema is read as far as its fields go. Throws request_error when
+/// the file cannot be read, or is not JSON of the shape `report` reads (it throws
+/// nlohmann::json::exception): "'FILE' is not a <command> JSON file: ...".
+int report_saved(const std::string &command, std::string_view kind, const std::string &path,
                  const std::function<int(const nlohmann::json &)> &report);
 
 } // namespace greenctx::cli
