@@ -1003,7 +1003,15 @@ TEST(Cli, InfoSaysWhetherMpsIsActive) {
   EXPECT_TRUE(contains(r.out, "MPS           active: this process is an MPS client")) << r;
   r = run_cli({"info", "--json"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  EXPECT_TRUE(contains(r.out, "\"mps\": {\n    \"active\": true")) << r;
+  // The driver's fields at the top level, each GPU's in devices (schema 1).
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "greenctx.info");
+  ASSERT_EQ(j["devices"].size(), j["device_count"].get<std::size_t>()) << j;
+  EXPECT_EQ(j["devices"][0]["mps"]["active"], true) << j;
+  EXPECT_GT(j["devices"][0]["sm_count"].get<unsigned>(), 0u) << j;
+  for (const char *per_gpu : {"mps", "sm_count", "gpu", "stream_priorities"})
+    EXPECT_FALSE(j.contains(per_gpu)) << per_gpu << " at the top level: " << j;
+  EXPECT_TRUE(j.contains("features") && j.contains("driver_version")) << j;
 }
 
 TEST(Cli, RunRealSmCountTellsTheProgramTheDevicesCount) {

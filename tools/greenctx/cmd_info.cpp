@@ -83,18 +83,16 @@ int run_info(const info_options &opt) {
   const bool grain_from_driver = drv[feature::sm_partition_info].status == availability::native;
 
   if (!opt.json.empty()) {
-    // The first GPU listed keeps the single-device shape at the top level; `devices` has them all.
-    const device &first = *devs.front();
-    nlohmann::json j = environment_json(drv, first);
-    const auto [least, greatest] = first.stream_priority_range();
+    // The driver's fields at the top level, each GPU's in `devices`.
+    nlohmann::json j;
+    j["driver_version"] = format_cuda_version(drv.version);
+    j["toolkit_version"] = format_cuda_version(toolkit_version());
     j["driver_library"] = drv.library;
     j["device_count"] = count;
     j["devices"] = nlohmann::json::array();
     for (const auto &dev : devs)
       j["devices"].push_back(device_json(drv, *dev));
     j["granularity_source"] = grain_from_driver ? "driver" : "documented table";
-    j["stream_priorities"] = {{"least", least}, {"greatest", greatest}};
-    j["mps"] = mps_json(first);
     j["max_connections"] = {
         {"environment", connections ? nlohmann::json(*connections) : nlohmann::json(nullptr)},
         {"in_effect", connections.value_or(8)},

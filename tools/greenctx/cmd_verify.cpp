@@ -40,14 +40,11 @@ std::string plan_summary(const partition_plan &plan) {
   return s;
 }
 
-// The JSON of one device's verification (the single-device shape of earlier versions).
+// The JSON of one device's verification.
 nlohmann::json verify_json(const driver_info &drv, const device &dev, const partition_set &set,
-                           const partition_request &request, const verify_options &opt,
                            const verify_report &report) {
   nlohmann::json j;
   j["environment"] = environment_json(drv, dev);
-  j["split"] = request.to_string();
-  j["flags"] = opt.ignore_coscheduling ? "ignore_sm_coscheduling" : "none";
   j["plan"] = {{"piece_size", set.plan().piece_size}, {"groups", set.plan().groups}};
   j["partitions"] = nlohmann::json::array();
   for (std::size_t i = 0; i < report.parts.size(); ++i) {
@@ -113,12 +110,13 @@ int run_verify(const verify_options &opt) {
       ++failed;
   }
   if (!opt.json.empty()) {
-    // The first GPU keeps the single-device shape at the top level; `devices` has every GPU's.
-    nlohmann::json all = nlohmann::json::array();
+    // What was asked at the top level, each GPU's verification in `devices`.
+    nlohmann::json j;
+    j["split"] = request.to_string();
+    j["flags"] = opt.ignore_coscheduling ? "ignore_sm_coscheduling" : "none";
+    j["devices"] = nlohmann::json::array();
     for (std::size_t i = 0; i < devs.size(); ++i)
-      all.push_back(verify_json(drv, *devs[i], sets[i], request, opt, reports[i]));
-    nlohmann::json j = all.front();
-    j["devices"] = all;
+      j["devices"].push_back(verify_json(drv, *devs[i], sets[i], reports[i]));
     j["ok"] = failed == 0;
     write_json(api, "verify", opt.json, j);
   }
