@@ -807,6 +807,30 @@ TEST(Cli, SavedRunsAreDocumentsOfOneKind) {
   EXPECT_TRUE(contains(r.err, "not a greenctx.scale one")) << r;
 }
 
+// bench's modes by name: `bench adaptive` is `bench --adaptive`, `bench comm` is `bench --comm`.
+TEST(Cli, BenchModesAreNamed) {
+  temp_dir dir;
+  const std::string saved = saved_adaptive_run(dir.path, 540);
+  const std::string stamped = (dir.path / "stamped.json").string();
+  const auto named = run_cli({"bench", "adaptive", "--from", saved, "--json", stamped});
+  const auto flagged = run_cli({"bench", "--adaptive", "--from", saved});
+  EXPECT_EQ(named.exit_code, exit_ok) << named;
+  EXPECT_EQ(named.out, flagged.out);
+  auto r = run_cli({"bench", "latency", "--from", stamped});
+  expect_error(r, exit_usage); // the latency bench's reader refuses the adaptive document
+  EXPECT_TRUE(contains(r.err, "not a greenctx.bench one")) << r;
+  r = run_cli({"bench", "comm", "--adaptive"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "bench comm and --adaptive are two different benches")) << r;
+  r = run_cli({"bench", "latency", "--comm"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "bench latency and --comm are two different benches")) << r;
+  r = run_cli({"bench", "adaptive", "--comm-sms", "8"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "is an option of --comm")) << r;
+  expect_error(run_cli({"bench", "throughput"}), exit_usage);
+}
+
 // info, verify and split check a --json FILE before they touch the driver.
 TEST(Cli, JsonFilesInMissingFoldersAreRefusedFirst) {
   for (const std::vector<std::string> &args :

@@ -27,6 +27,7 @@ struct bench_options {
   output_options output;
   bool quiet = false, check_targets = false;
   std::string devices; ///< --device as typed; empty: 0, or all with --comm
+  std::string mode;    ///< MODE as typed: latency, adaptive or comm; empty: by the flags
   // --comm: the all-reduce next to a GEMM loop
   bool comm = false, quick = false;
   std::string sizes, comm_sms; ///< empty: the defaults
@@ -237,6 +238,10 @@ void add_bench(CLI::App &app, action &run) {
       "bench", "Measure a critical workload's latency while a background workload fills the GPU, "
                "under several placements (shared, priority, green contexts, and the trap of "
                "background work left in the primary context), and the background's throughput");
+  cmd->add_option("MODE", opt->mode,
+                  "Which bench: latency (the default: the critical workload under each "
+                  "placement), adaptive (the same as --adaptive) or comm (the same as --comm)")
+      ->check(CLI::IsMember({"latency", "adaptive", "comm"}));
   cmd->add_option("-d,--device", opt->devices,
                   "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
                   "by commas, at least two")
@@ -364,6 +369,18 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
   cmd->callback([opt, cmd, &run] {
+    // MODE names the bench; --adaptive and --comm are the older spelling of two of them.
+    if (!opt->mode.empty()) {
+      const bool other = opt->mode == "latency" ? opt->comm || opt->adaptive
+                         : opt->mode == "comm"  ? opt->adaptive
+                                                : opt->comm;
+      if (other)
+        throw CLI::ValidationError("MODE", "bench " + opt->mode + " and --" +
+                                               (opt->comm ? "comm" : "adaptive") +
+                                               " are two different benches: give one");
+      opt->comm = opt->mode == "comm";
+      opt->adaptive = opt->mode == "adaptive";
+    }
     opt->samples_given = cmd->get_option("--samples")->count() > 0;
     opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
     opt->rounds_given = cmd->get_option("--rounds")->count() > 0;
