@@ -25,6 +25,8 @@
 #include "greenctx/driver/driver.hpp"
 
 #include "greenctx/core/cluster_proof.hpp"
+#include "greenctx/core/current_context.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/execution_context.hpp"
@@ -35,6 +37,7 @@
 #include "greenctx/core/pool.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/core/stream.hpp"
+#include "greenctx/core/stream_flags.hpp"
 
 #include "greenctx/lab/probe.hpp"
 #include "greenctx/lab/verify.hpp"

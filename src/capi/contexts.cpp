@@ -5,7 +5,7 @@
 #include "capi/workqueues.hpp"
 
 #include "greenctx/core/event.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/stream.hpp"
 #include "greenctx/core/cluster_proof.hpp"
 #include "greenctx/plan/group_params.hpp"

@@ -6,7 +6,7 @@
 #include "capi/resources.hpp"
 #include "capi/workqueues.hpp"
 #include "greenctx/driver/driver.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 
 #include <algorithm>
 #include <cstring>

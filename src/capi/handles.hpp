@@ -6,7 +6,7 @@
 #include "capi/recycle.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/execution_context.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/cuda_compat.h"
 
 #include <atomic>

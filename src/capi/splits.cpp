@@ -3,6 +3,7 @@
 #include "capi/registry.hpp"
 #include "capi/resources.hpp"
 #include "greenctx/core/group_split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/split.hpp"
 
 #include <bit>

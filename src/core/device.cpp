@@ -2,6 +2,7 @@
 
 #include "driver/driver_api.hpp"
 #include "core/resources.hpp"
+#include "greenctx/core/current_context.hpp"
 #include "greenctx/plan/error.hpp"
 
 #include <charconv>

@@ -1,10 +1,12 @@
 #include "greenctx/core/execution_context.hpp"
 
+#include "greenctx/core/current_context.hpp" // defined here: it checks contexts as the rest does
+
 #include "driver/driver_api.hpp"
 #include "core/resources.hpp"
 #include "greenctx/plan/error.hpp"
 #include "greenctx/core/event.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/stream.hpp"
 
 #include <utility>

@@ -6,6 +6,7 @@
 #include "driver/driver_api.hpp"
 #include "greenctx/core/cluster_proof.hpp"
 #include "greenctx/core/execution_context.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/split.hpp"
 #include "greenctx/plan/error.hpp"
 #include "greenctx/plan/split_advice.hpp"

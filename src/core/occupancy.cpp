@@ -1,6 +1,7 @@
 #include "greenctx/core/occupancy.hpp"
 
 #include "driver/driver_api.hpp"
+#include "greenctx/core/current_context.hpp"
 #include "greenctx/core/stream.hpp"
 #include "greenctx/plan/error.hpp"
 #include "core/kernels.hpp"

@@ -2,6 +2,7 @@
 
 #include "greenctx/plan/error.hpp"
 #include "greenctx/core/group_split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/split.hpp"
 
 namespace greenctx {

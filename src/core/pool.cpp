@@ -2,7 +2,6 @@
 
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/partition.hpp"
-#include "greenctx/core/split.hpp"
 #include "greenctx/plan/error.hpp"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Pushing the primary context for the few driver calls that only act on the current context.
-// (Any other context: greenctx::scoped_current_context, in execution_context.hpp.)
+// (Any other context: greenctx::scoped_current_context, in current_context.hpp.)
 #pragma once
 
 #include <cuda.h>

@@ -9,7 +9,7 @@
 #include "greenctx/cxx_standard.hpp"
 
 #include "greenctx/core/execution_context.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 
 namespace greenctx {
 

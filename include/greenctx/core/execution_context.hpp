@@ -17,6 +17,7 @@
 
 #include "greenctx/cxx_standard.hpp"
 
+#include "greenctx/core/stream_flags.hpp"
 #include "greenctx/plan/resource.hpp"
 
 #include <cuda.h>
@@ -29,15 +30,6 @@ namespace greenctx {
 class stream;
 class event_ref;
 class descriptor;
-
-/// Stream creation flags.
-enum class stream_flags : unsigned {
-  /// Default: on the primary context the stream synchronises with the legacy NULL stream; on a
-  /// green context every stream is non-blocking (the driver requires it).
-  none = 0,
-  /// The stream does not synchronise with the legacy NULL stream.
-  non_blocking = CU_STREAM_NON_BLOCKING,
-};
 
 /// A primary or green context. Null when default-constructed.
 class execution_context_ref {
@@ -89,19 +81,6 @@ private:
   CUcontext ctx_ = nullptr;
   CUgreenCtx green_ = nullptr;
   CUdevice device_ = 0;
-};
-
-/// Makes an execution context current on the calling thread for the guard's lifetime (pushes it,
-/// pops it in the destructor), for libraries that take the device from the current context, such
-/// as the CUDA runtime and cuBLAS. greenctx itself never needs it. A green context may be current
-/// to one thread at a time (a driver rule): prefer the primary context here and pass green-context
-/// streams explicitly.
-class scoped_current_context {
-public:
-  explicit scoped_current_context(execution_context_ref ctx);
-  ~scoped_current_context();
-  scoped_current_context(const scoped_current_context &) = delete;
-  scoped_current_context &operator=(const scoped_current_context &) = delete;
 };
 
 /// The device of a driver context (cuCtxGetDevice while `ctx` is pushed for the call: before

@@ -5,7 +5,7 @@
 
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/execution_context.hpp"
-#include "greenctx/core/split.hpp"
+#include "greenctx/core/descriptor.hpp"
 #include "greenctx/plan/partition_plan.hpp"
 #include "greenctx/plan/resource.hpp"
 
