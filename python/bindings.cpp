@@ -36,11 +36,8 @@ split_flags make_flags(bool ignore_coscheduling, bool max_cluster) {
   return f;
 }
 
-} // namespace
-
-NB_MODULE(_greenctx, m) {
-  m.doc() = "greenctx: partition a GPU's SMs with CUDA green contexts (C++ core)";
-
+// Python exception types for error, request_error and unsupported_error, and their translation.
+void bind_errors(nb::module_ &m) {
   py_error = PyErr_NewException("greenctx.Error", PyExc_RuntimeError, nullptr);
   py_request_error = PyErr_NewException("greenctx.RequestError", py_error, nullptr);
   py_unsupported_error = PyErr_NewException("greenctx.UnsupportedError", py_error, nullptr);
@@ -58,7 +55,10 @@ NB_MODULE(_greenctx, m) {
       raise(py_error, e);
     }
   });
+}
 
+// The toolkit and driver versions.
+void bind_versions(nb::module_ &m) {
   m.def("toolkit_version", &toolkit_version, "CUDA toolkit version greenctx was built with.");
   m.def("format_cuda_version", &format_cuda_version, "version"_a, "'12.5' for 12050.");
   m.def(
@@ -76,8 +76,10 @@ NB_MODULE(_greenctx, m) {
       },
       "The loaded driver: version, library and each feature's (status, native_since). Raises "
       "Error when there is no driver or GPU.");
+}
 
-  // --- pure arithmetic ---------------------------------------------------------------------
+// Pure arithmetic: granularity, partition requests and plans.
+void bind_plans(nb::module_ &m) {
   nb::class_<granularity>(m, "Granularity",
                           "How SMs can be grouped: minimum partition and alignment.")
       .def(nb::init<>())
@@ -133,8 +135,10 @@ NB_MODULE(_greenctx, m) {
       },
       "request"_a, "sm_count"_a, "granularity"_a, "ignore_coscheduling"_a = false,
       "How a request is made from one split (pure). Raises RequestError when it cannot be.");
+}
 
-  // --- driver objects ----------------------------------------------------------------------
+// SM resources, events, execution contexts and split by count.
+void bind_resources_and_contexts(nb::module_ &m) {
   nb::class_<sm_resource>(m, "SmResource",
                           "A set of SMs as the driver describes it (a plain value).")
       .def_prop_ro("sm_count", &sm_resource::sm_count)
@@ -219,7 +223,10 @@ NB_MODULE(_greenctx, m) {
       "Up to `groups` equal groups of at least `min_count` SMs, plus a remainder "
       "(cuDevSmResourceSplitByCount). Sizes are rounded up to the granularity; fewer groups when "
       "the SMs run out.");
+}
 
+// CUDA 13.1 group parameters and the heterogeneous split.
+void bind_group_splits(nb::module_ &m) {
   nb::class_<sm_group_params>(m, "GroupParams",
                               "One group of a heterogeneous split (cudaDevSmResourceGroupParams).")
       .def(
@@ -287,7 +294,10 @@ NB_MODULE(_greenctx, m) {
       "for co-scheduled counts the driver cannot guarantee.");
   m.def("max_active_sm_clusters", &max_active_sm_clusters, "context"_a, "cluster_size"_a,
         "How many clusters of cluster_size SMs (one block per SM) the context can run at once.");
+}
 
+// Streams, devices and partition sets.
+void bind_streams_and_partitions(nb::module_ &m) {
   nb::class_<stream>(
       m, "Stream",
       "A stream bound to an execution context; kernels on it use only that context's SMs. Use "
@@ -348,7 +358,10 @@ NB_MODULE(_greenctx, m) {
             return s.parts()[i];
           },
           nb::rv_policy::reference_internal);
+}
 
+// Streams owned elsewhere, and filling a stream's SMs.
+void bind_stream_refs_and_fill(nb::module_ &m) {
   nb::class_<stream_ref>(m, "StreamRef", nb::dynamic_attr(),
                          "A stream that belongs to something else (a Pool): kernels on it use only "
                          "its context's SMs. Use handle or __cuda_stream__ with other libraries "
@@ -394,7 +407,10 @@ NB_MODULE(_greenctx, m) {
       },
       "stream_handle"_a, "seconds"_a,
       "The same for a CUDA stream given by its handle (an int, as torch's stream.cuda_stream).");
+}
 
+// Pools of layouts.
+void bind_pools(nb::module_ &m) {
   nb::class_<pool_partition>(
       m, "PoolPartition", nb::dynamic_attr(),
       "One partition of a Pool layout: its green context and streams, shared with every partition "
@@ -471,7 +487,10 @@ NB_MODULE(_greenctx, m) {
         d["device_memory_bytes"] = st.device_memory_bytes;
         return d;
       });
+}
 
+// The %smid verification of a partition set.
+void bind_verify(nb::module_ &m) {
   m.def(
       "verify",
       [](const device &dev, const partition_set &set) {
@@ -499,4 +518,19 @@ NB_MODULE(_greenctx, m) {
       "device"_a, "partitions"_a,
       "Run a %smid probe on every partition at once; returns the SMs each used, violations "
       "(overlap, or more SMs than held) and notes. report['ok'] is True when there are none.");
+}
+
+} // namespace
+
+NB_MODULE(_greenctx, m) {
+  m.doc() = "greenctx: partition a GPU's SMs with CUDA green contexts (C++ core)";
+  bind_errors(m);
+  bind_versions(m);
+  bind_plans(m);
+  bind_resources_and_contexts(m);
+  bind_group_splits(m);
+  bind_streams_and_partitions(m);
+  bind_stream_refs_and_fill(m);
+  bind_pools(m);
+  bind_verify(m);
 }
