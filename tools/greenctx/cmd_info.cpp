@@ -104,7 +104,7 @@ int run_info(const info_options &opt) {
                                {"native_since", format_cuda_version(f.introduced)},
                                {"description", f.description}};
     write_json(api, "info", opt.json, j);
-    if (opt.json == "-")
+    if (json_replaces_text(opt.json))
       return exit_ok;
   }
 

@@ -173,7 +173,7 @@ int run_scale(const scale_options &opt) {
   {
     // With --json -, stdout carries the JSON alone: the program's own output goes to stderr.
     std::optional<stdout_on_stderr> program_output;
-    if (opt.output.json == "-")
+    if (json_replaces_text(opt.output.json))
       program_output.emplace();
     ok = scale::run_points(r, opt.quiet);
   }

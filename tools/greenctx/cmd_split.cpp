@@ -12,6 +12,8 @@
 namespace greenctx::cli {
 namespace {
 
+constexpr const char *api = "greenctx split";
+
 struct split_options {
   std::string request;
   int device = 0;
@@ -70,7 +72,7 @@ std::vector<group_check> check_groups(const device &dev, const group_split_resul
 int run_split(const split_options &opt) {
   // Malformed input is rejected before the driver is touched.
   std::vector<sm_group_params> params = parse_group_params(opt.request);
-  check_json_path("greenctx split", opt.json);
+  check_json_path(api, opt.json);
   const driver_info drv = query_driver();
   const device dev(opt.device);
   // As cudaDevSmResourceSplit: groups whose clusters no driver promise backs are proved at the
@@ -120,9 +122,9 @@ int run_split(const split_options &opt) {
     if (!r.advice.empty())
       j["advice"] = r.advice;
     j["ok"] = ok;
-    write_json("greenctx split", "split", opt.json, j);
+    write_json(api, "split", opt.json, j);
   }
-  if (opt.json != "-") {
+  if (!json_replaces_text(opt.json)) {
     const auto [major, minor] = dev.compute_capability();
     fmt::print("greenctx split '{}' on GPU {} ({}, {} SMs, CC {}.{}){}\n", opt.request,
                dev.ordinal(), dev.name(), dev.sms().sm_count(), major, minor,

@@ -120,7 +120,7 @@ int run_verify(const verify_options &opt) {
     j["ok"] = failed == 0;
     write_json(api, "verify", opt.json, j);
   }
-  if (opt.json != "-") {
+  if (!json_replaces_text(opt.json)) {
     for (std::size_t i = 0; i < devs.size(); ++i) {
       if (i > 0)
         fmt::print("\n");

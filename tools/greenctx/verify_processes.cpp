@@ -28,13 +28,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <iostream>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <iostream>
 #include <limits.h>
 #include <memory>
 #include <optional>
@@ -273,7 +273,7 @@ int verify_processes(const process_verify_options &opt) {
       pieces.push_back({p.rest ? "rest" : std::to_string(p.requested), p.desc.sm_count()});
   }
   const bool mps_on = mps.value_or(false);
-  const bool text = opt.json != "-";
+  const bool text = !json_replaces_text(opt.json);
   if (text) {
     fmt::print("greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
                "{} --piece I)\n",

@@ -41,6 +41,10 @@ std::string kind_name(std::string_view kind) {
 
 } // namespace
 
+bool json_replaces_text(const std::string &path) noexcept {
+  return path == stdout_path;
+}
+
 nlohmann::json stamped(std::string_view kind, nlohmann::json body) {
   body["kind"] = kind_name(kind);
   body["schema"] = report_schema;
@@ -58,8 +62,9 @@ void add_json_option(CLI::App &cmd, std::string &path) {
 
 void write_json(const std::string &command, std::string_view kind, const std::string &path,
                 const nlohmann::json &body) {
-  const std::string text = stamped(kind, body).dump(path == stdout_path ? 2 : 1) + "\n";
-  if (path == stdout_path)
+  const bool on_stdout = json_replaces_text(path);
+  const std::string text = stamped(kind, body).dump(on_stdout ? 2 : 1) + "\n";
+  if (on_stdout)
     std::fputs(text.c_str(), stdout);
   else
     write_file(command, path, text);
@@ -74,7 +79,7 @@ void add_output_options(CLI::App &cmd, output_options &opt, const output_help &h
 }
 
 void check_json_path(const std::string &command, const std::string &path) {
-  if (path != stdout_path)
+  if (!json_replaces_text(path))
     check_writable(command, "--json", path);
 }
 
@@ -87,7 +92,7 @@ void check_output_paths(const std::string &command, const output_options &opt) {
 
 void print_report(const std::string &command, std::string_view kind, const output_options &opt,
                   const report_writers &writers) {
-  if (opt.json != stdout_path) {
+  if (!json_replaces_text(opt.json)) {
     std::fflush(stdout); // after what a measured program printed
     std::fputs(writers.text().c_str(), stdout);
   }

@@ -24,6 +24,9 @@ nlohmann::json stamped(std::string_view kind, nlohmann::json body);
 /// JSON on stdout instead of the text with `-` or no value (the older spelling `--json`).
 void add_json_option(CLI::App &cmd, std::string &path);
 
+/// Whether --json `path` ("-") prints the JSON on stdout in place of the text.
+bool json_replaces_text(const std::string &path) noexcept;
+
 /// Rejects, before any work, a --json path whose folder does not exist or that is a folder ("-"
 /// and empty pass). Throws request_error naming `command`.
 void check_json_path(const std::string &command, const std::string &path);
