@@ -112,10 +112,25 @@ TEST(ReportOutput, DocumentsSayWhatTheyHoldAndReadersRefuseAnotherKind) {
   std::remove(path.c_str());
 }
 
+// "-" is stdout, not a path: a folder named "-" in the working directory would refuse a path.
 TEST(ReportOutput, JsonToStdoutIsNotCheckedAsAPath) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "greenctx_test_json_stdout";
+  std::filesystem::create_directories(dir / "-");
+  std::filesystem::current_path(dir);
   output_options opt;
   opt.json = "-";
   EXPECT_NO_THROW(check_output_paths("greenctx scale", opt));
+  EXPECT_NO_THROW(check_json_path("greenctx info", "-"));
+  EXPECT_TRUE(json_replaces_text("-"));
+  EXPECT_FALSE(json_replaces_text("out.json"));
+  opt.json.clear();
+  opt.csv = "-"; // the same name as a file path is the folder, refused
+  EXPECT_TRUE(
+      contains(rejection([&] { check_output_paths("greenctx scale", opt); }), "it is a folder"));
+  std::filesystem::current_path(before);
+  std::filesystem::remove_all(dir);
 }
 
 // --json [FILE] of info, verify and split: no value and - mean stdout, a value names the file.
