@@ -116,5 +116,16 @@ TEST(BenchReport, SavedJsonReadsBackToTheSameReport) {
   EXPECT_THROW(from_json(nlohmann::json{{"config", 1}}), nlohmann::json::exception);
 }
 
+TEST(BenchReport, SavedCountsThatAreNotCountsAreRefused) {
+  const nlohmann::json saved = to_json(synthetic(31, 860), nlohmann::json::object());
+  for (const nlohmann::json bad :
+       {nlohmann::json(1.44e75), nlohmann::json(-1), nlohmann::json(8.5)})
+    for (const char *field : {"critical_sms", "rounds"}) {
+      nlohmann::json j = saved;
+      j["config"][field] = bad;
+      EXPECT_THROW(from_json(j), nlohmann::json::exception) << field << " = " << bad;
+    }
+}
+
 } // namespace
 } // namespace greenctx::cli::bench

@@ -1,5 +1,6 @@
 // The CLI's shared report writers (tools/greenctx/report/): tables, CSV, SVG pieces and the
 // output options, on their own (pure code).
+#include "report/json.hpp"
 #include "report/output.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
@@ -152,6 +153,28 @@ TEST(ReportOutput, JsonOptionTakesAFileOrMeansStdout) {
   EXPECT_EQ(parse({"--json", "out.json"}).first, "out.json");
   EXPECT_EQ(parse({"--json=out.json", "16"}),
             (std::pair<std::string, std::string>{"out.json", "16"}));
+}
+
+// What --from reads as a count is the number written, or the file is refused: nlohmann's get<T>()
+// would truncate 8.5, wrap -1 and, for 1.44e75 (a fuzz finding), is undefined behaviour.
+TEST(ReportJson, WholeNumbersAreReadExactlyOrRefused) {
+  using nlohmann::json;
+  EXPECT_EQ(whole<unsigned>(json(7)), 7u);
+  EXPECT_EQ(whole<int>(json(-3)), -3);
+  EXPECT_EQ(whole<std::uint64_t>(json(UINT64_MAX)), UINT64_MAX);
+  EXPECT_THROW(whole<unsigned>(json(1.44e75)), json::type_error);
+  EXPECT_THROW(whole<unsigned>(json(8.5)), json::type_error);
+  EXPECT_THROW(whole<unsigned>(json(8.0)), json::type_error);
+  EXPECT_THROW(whole<unsigned>(json("8")), json::type_error);
+  EXPECT_THROW(whole<unsigned>(json(-1)), json::out_of_range);
+  EXPECT_THROW(whole<unsigned>(json(std::uint64_t{1} << 32)), json::out_of_range);
+  EXPECT_THROW(whole<int>(json(UINT64_MAX)), json::out_of_range);
+  EXPECT_EQ(read_as<std::vector<unsigned>>(json{8, 16}), (std::vector<unsigned>{8, 16}));
+  EXPECT_THROW(read_as<std::vector<unsigned>>(json{8, -16}), json::out_of_range);
+  EXPECT_THROW(read_as<std::vector<unsigned>>(json(8)), json::type_error);
+  EXPECT_EQ(read_as<std::vector<double>>(json{0.5}), std::vector<double>{0.5});
+  EXPECT_EQ(read_or(json{{"a", 2}}, "b", 1u), 1u);
+  EXPECT_THROW(read_or(json{{"b", 2.5}}, "b", 1u), json::type_error);
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "process.hpp"
+#include "report/json.hpp"
 #include "report/output.hpp"
 #include "report/table.hpp"
 
@@ -318,10 +319,10 @@ int verify_processes(const process_verify_options &opt) {
     ready[i] = *a;
     m[i].label = pieces[i].label;
     m[i].planned = pieces[i].sms;
-    m[i].told = a->at("told").get<unsigned>();
+    m[i].told = whole<unsigned>(a->at("told"));
   }
   for (std::size_t i = 0; i < pieces.size(); ++i)
-    m[i].used = ask(procs, i, "probe", per_fill).at("used").get<unsigned>();
+    m[i].used = whole<unsigned>(ask(procs, i, "probe", per_fill).at("used"));
   for (std::size_t i = 0; i < pieces.size(); ++i)
     m[i].alone = span_of(ask(procs, i, fill, per_fill));
   // The work's size: as long alone as a fill, timed on the first piece (the blocks are the same

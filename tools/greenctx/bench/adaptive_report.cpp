@@ -242,37 +242,38 @@ results from_json(const nlohmann::json &j) {
   results r;
   const auto &c = j.at("config");
   (void)c.at("mode"); // only --adaptive writes it: other files are refused (json::out_of_range)
-  r.cfg.critical_sms = c.at("critical_sms");
-  r.cfg.shrink_to = c.at("shrink_to").get<std::vector<unsigned>>();
+  read_to(c, "critical_sms", r.cfg.critical_sms);
+  read_to(c, "shrink_to", r.cfg.shrink_to);
   r.cfg.policies.clear();
   for (const auto &p : c.at("policies"))
     r.cfg.policies.push_back(parse_policies(p.get<std::string>()).front());
-  r.cfg.lead = std::chrono::microseconds(c.at("lead_us").get<long long>());
-  r.cfg.chunk_bytes = c.at("chunk_bytes");
-  r.cfg.queue_depth = c.at("queue_depth");
-  r.cfg.samples = c.at("samples");
-  r.cfg.warmup = c.at("warmup");
-  r.cfg.rounds = c.at("rounds");
-  r.cfg.gap = std::chrono::microseconds(c.at("gap_us").get<long long>());
-  r.cfg.critical_blocks = c.at("critical_blocks");
-  r.cfg.critical_block_time = std::chrono::microseconds(c.at("critical_block_us").get<long long>());
-  r.cfg.rate_window = std::chrono::milliseconds(c.at("rate_window_ms").get<long long>());
+  r.cfg.lead = std::chrono::microseconds(whole<long long>(c.at("lead_us")));
+  read_to(c, "chunk_bytes", r.cfg.chunk_bytes);
+  read_to(c, "queue_depth", r.cfg.queue_depth);
+  read_to(c, "samples", r.cfg.samples);
+  read_to(c, "warmup", r.cfg.warmup);
+  read_to(c, "rounds", r.cfg.rounds);
+  r.cfg.gap = std::chrono::microseconds(whole<long long>(c.at("gap_us")));
+  read_to(c, "critical_blocks", r.cfg.critical_blocks);
+  r.cfg.critical_block_time =
+      std::chrono::microseconds(whole<long long>(c.at("critical_block_us")));
+  r.cfg.rate_window = std::chrono::milliseconds(whole<long long>(c.at("rate_window_ms")));
   const auto &split = j.at("split");
-  r.device_sms = split.at("device_sms");
-  r.critical_sms_obtained = split.at("critical_sms");
-  r.wide_sms_obtained = split.at("wide_sms");
-  r.narrow_sms_obtained = split.at("narrow_sms").get<std::vector<unsigned>>();
+  read_to(split, "device_sms", r.device_sms);
+  read_to(split, "critical_sms", r.critical_sms_obtained);
+  read_to(split, "wide_sms", r.wide_sms_obtained);
+  read_to(split, "narrow_sms", r.narrow_sms_obtained);
   r.critical_shared = split.at("critical_shared");
   r.critical_sharing = split.at("critical_sharing");
   const auto rate = [](const nlohmann::json &x) {
     return background_rate{x.at("bytes").get<double>(), x.at("seconds").get<double>()};
   };
   for (const auto &a : j.at("background_alone"))
-    r.alone.push_back({a.at("sms"), rate(a.at("rate"))});
+    r.alone.push_back({whole<unsigned>(a.at("sms")), rate(a.at("rate"))});
   for (const auto &cj : j.at("configurations")) {
     configuration cf{cj.at("name"),
                      cj.at("description"),
-                     cj.at("shrink_to"),
+                     whole<unsigned>(cj.at("shrink_to")),
                      cj.at("policy"),
                      {},
                      std::nullopt,

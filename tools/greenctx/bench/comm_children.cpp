@@ -1,6 +1,7 @@
 #include "bench/comm_children.hpp"
 #include "cli_common.hpp"
 #include "process.hpp"
+#include "report/json.hpp"
 
 #include <fmt/format.h>
 
@@ -120,7 +121,7 @@ void read_points(const nlohmann::json &j, bool first, results &r, nlohmann::json
     points.push_back(point_from_json(q));
   if (first) {
     env = j.at("environment");
-    r.devices = env.at("devices").get<std::vector<int>>();
+    read_to(env, "devices", r.devices);
     r.gpus = static_cast<int>(r.devices.size());
     r.gemm_alone_tflops = j.value("gemm_alone_tflops", 0.0);
   }

@@ -1,5 +1,6 @@
 // greenctx bench --comm: the report (markdown, JSON, CSV, SVG) of recorded samples.
 #include "bench/comm.hpp"
+#include "report/json.hpp"
 #include "report/stats.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
@@ -156,9 +157,9 @@ point point_from_json(const nlohmann::json &q) {
     throw nlohmann::json::other_error::create(
         501, "unknown mode '" + q.at("mode").get<std::string>() + "'", &q);
   p.m = *m;
-  p.bytes = q.at("bytes").get<std::size_t>();
+  read_to(q, "bytes", p.bytes);
   p.gemm_tflops = q.at("gemm_tflops").get<double>();
-  p.comm_sms = q.at("comm_sms").get<std::vector<unsigned>>();
+  read_to(q, "comm_sms", p.comm_sms);
   if (q.contains("confined") && !q["confined"].is_null())
     p.confined = q["confined"].get<bool>();
   p.confinement = q.value("confinement", std::string());
@@ -169,13 +170,13 @@ point point_from_json(const nlohmann::json &q) {
 
 results from_json(const nlohmann::json &j) {
   results r;
-  r.gpus = j.at("gpus").get<int>();
-  r.devices = j.at("devices").get<std::vector<int>>();
-  r.ks = j.at("ks").get<std::vector<unsigned>>();
-  r.sizes = j.at("sizes").get<std::vector<std::size_t>>();
-  r.iterations = j.at("iterations").get<unsigned>();
-  r.warmup = j.at("warmup").get<unsigned>();
-  r.gemm_n = j.at("gemm_n").get<unsigned>();
+  read_to(j, "gpus", r.gpus);
+  read_to(j, "devices", r.devices);
+  read_to(j, "ks", r.ks);
+  read_to(j, "sizes", r.sizes);
+  read_to(j, "iterations", r.iterations);
+  read_to(j, "warmup", r.warmup);
+  read_to(j, "gemm_n", r.gemm_n);
   r.tolerance_percent = j.at("tolerance_percent").get<double>();
   r.gemm_alone_tflops = j.at("gemm_alone_tflops").get<double>();
   for (const auto &q : j.at("points"))

@@ -69,28 +69,29 @@ results from_json(const nlohmann::json &j) {
                      : bg == "gemm" ? background_kind::gemm
                                     : background_kind::spin;
   r.cfg.critical = crit == "gemm" ? critical_kind::gemm : critical_kind::kernel;
-  r.cfg.critical_sms = c.at("critical_sms");
-  r.cfg.samples = c.at("samples");
-  r.cfg.warmup = c.at("warmup");
-  r.cfg.rounds = c.value("rounds", 1u); // runs saved before rounds existed took one
-  r.cfg.gap = std::chrono::microseconds(c.at("gap_us").get<long long>());
-  r.cfg.critical_blocks = c.at("critical_blocks");
-  r.cfg.critical_block_time = std::chrono::microseconds(c.at("critical_block_us").get<long long>());
-  r.cfg.critical_gemm_n = c.at("critical_gemm_n");
+  read_to(c, "critical_sms", r.cfg.critical_sms);
+  read_to(c, "samples", r.cfg.samples);
+  read_to(c, "warmup", r.cfg.warmup);
+  r.cfg.rounds = read_or(c, "rounds", 1u); // runs saved before rounds existed took one
+  r.cfg.gap = std::chrono::microseconds(whole<long long>(c.at("gap_us")));
+  read_to(c, "critical_blocks", r.cfg.critical_blocks);
+  r.cfg.critical_block_time =
+      std::chrono::microseconds(whole<long long>(c.at("critical_block_us")));
+  read_to(c, "critical_gemm_n", r.cfg.critical_gemm_n);
   r.cfg.background_block_time =
-      std::chrono::microseconds(c.at("background_block_us").get<long long>());
-  r.cfg.background_waves = c.at("background_waves");
-  r.cfg.memory_bytes = c.at("memory_bytes");
-  r.cfg.gemm_n = c.at("gemm_n");
-  r.cfg.rate_window = std::chrono::milliseconds(c.at("rate_window_ms").get<long long>());
+      std::chrono::microseconds(whole<long long>(c.at("background_block_us")));
+  read_to(c, "background_waves", r.cfg.background_waves);
+  read_to(c, "memory_bytes", r.cfg.memory_bytes);
+  read_to(c, "gemm_n", r.cfg.gemm_n);
+  r.cfg.rate_window = std::chrono::milliseconds(whole<long long>(c.at("rate_window_ms")));
   const auto &split = j.at("split");
-  r.device_sms = split.at("device_sms");
-  r.critical_sms_obtained = split.at("critical_sms");
-  r.background_sms_obtained = split.at("background_sms");
+  read_to(split, "device_sms", r.device_sms);
+  read_to(split, "critical_sms", r.critical_sms_obtained);
+  read_to(split, "background_sms", r.background_sms_obtained);
   const auto &b = j.at("background");
   r.background_unit = b.at("unit");
-  r.background_unit_scale = b.at("unit_scale");
-  r.quantization = b.at("quantization");
+  read_to(b, "unit_scale", r.background_unit_scale);
+  read_to(b, "quantization", r.quantization);
   const auto rate = [](const nlohmann::json &x) {
     return background_rate{x.at("work").get<double>(), x.at("seconds").get<double>()};
   };

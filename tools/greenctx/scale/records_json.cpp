@@ -25,7 +25,7 @@ nlohmann::json run_json(const run_record &r) {
 
 run_record run_from_json(const nlohmann::json &j, int device, const metric &m) {
   run_record r;
-  r.repeat = j.at("repeat");
+  read_to(j, "repeat", r.repeat);
   r.wall_s = j.at("wall_s");
   if (const auto f = j.find("figure"); f != j.end()) {
     if (!f->is_null())
@@ -34,18 +34,18 @@ run_record run_from_json(const nlohmann::json &j, int device, const metric &m) {
     r.figure = r.wall_s; // written before --metric: the figure was the wall time
   }
   r.no_figure = j.value("no_figure", "");
-  r.exit_code = j.at("exit_code");
-  r.signal = j.at("signal");
+  read_to(j, "exit_code", r.exit_code);
+  read_to(j, "signal", r.signal);
   r.cuda_used = j.at("cuda_used");
   if (const auto old = j.find("confined_threads");
       old != j.end() && !j.contains("green_contexts")) {
     // Written before the confined_devices report: threads with a green context on `device`.
-    r.green_contexts = old->get<unsigned>();
+    r.green_contexts = whole<unsigned>(*old);
     if (r.green_contexts > 0)
       r.confined_devices = {device};
   } else {
-    r.confined_devices = j.at("confined_devices").get<std::vector<int>>();
-    r.green_contexts = j.at("green_contexts");
+    read_to(j, "confined_devices", r.confined_devices);
+    read_to(j, "green_contexts", r.green_contexts);
   }
   r.problems = j.at("problems").get<std::vector<std::string>>();
   return r;
@@ -133,19 +133,19 @@ results from_json(const nlohmann::json &j) {
   if (const auto m = j.find("metric"); m != j.end())
     r.measure = metric_from_json(*m);
   const auto &c = j.at("config");
-  r.device = c.at("device");
-  r.device_sms = c.at("device_sms");
+  read_to(c, "device", r.device);
+  read_to(c, "device_sms", r.device_sms);
   r.ignore_coscheduling = c.at("ignore_coscheduling");
-  r.repeat = c.at("repeat");
-  r.warmup = c.at("warmup");
-  r.warmup_sms = c.at("warmup_sms");
+  read_to(c, "repeat", r.repeat);
+  read_to(c, "warmup", r.warmup);
+  read_to(c, "warmup_sms", r.warmup_sms);
   // Before the preload library told programs their partition's SM count, they saw the device's.
   r.real_sm_count = c.value("sm_count_told", "device") == "device";
   for (const auto &w : j.at("warmups"))
     r.warmups.push_back(run_from_json(w, r.device, r.measure));
   for (const auto &pj : j.at("points")) {
     point p;
-    p.sms = pj.at("sms");
+    read_to(pj, "sms", p.sms);
     p.baseline = pj.at("unconfined");
     for (const auto &run : pj.at("runs"))
       p.runs.push_back(run_from_json(run, r.device, r.measure));
