@@ -17,9 +17,9 @@ critical_stats series(double base, std::size_t n = 100) {
     c.gpu_us.push_back(base - 5 + static_cast<double>(i % 10));
     c.start_delay_us.push_back(static_cast<double>(i % 4));
   }
-  c.host = cli::summarize(c.host_us);
-  c.gpu = cli::summarize(c.gpu_us);
-  c.start_delay = cli::summarize(c.start_delay_us);
+  c.host = measure::summarize(c.host_us);
+  c.gpu = measure::summarize(c.gpu_us);
+  c.start_delay = measure::summarize(c.start_delay_us);
   return c;
 }
 

@@ -1,5 +1,5 @@
-// tools/greenctx/report/stats.hpp: order statistics of latency samples (header-only, pure).
-#include "report/stats.hpp"
+// greenctx/measure/stats.hpp: order statistics of latency samples (header-only, pure).
+#include <greenctx/measure/stats.hpp>
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 
 namespace {
 
-using greenctx::cli::percentile_sorted;
-using greenctx::cli::summarize;
+using greenctx::measure::percentile_sorted;
+using greenctx::measure::summarize;
 
 // 1, 2, ..., n
 std::vector<double> one_to(int n) {

@@ -3,7 +3,6 @@
 #include "bench/clocks.hpp"
 #include "bench/comm.hpp"
 #include "bench/comm_children.hpp"
-#include "bench/cublas.hpp"
 #include "bench/engine.hpp"
 #include "bench/report.hpp"
 #include "cli_common.hpp"
@@ -208,8 +207,8 @@ int run_bench(bench_options opt) {
   const device dev(cfg.device);
   if ((cfg.background == bench::background_kind::gemm ||
        cfg.critical == bench::critical_kind::gemm) &&
-      bench::gemm::availability().rfind("cuBLAS from", 0) != 0)
-    throw unsupported_error(bench::gemm::availability(), 0, drv.version);
+      !measure::gemm::available())
+    throw unsupported_error(measure::gemm::availability(), 0, drv.version);
 
   nlohmann::json env = environment_json(drv, dev);
   env["date"] = utc_now();
@@ -218,7 +217,7 @@ int run_bench(bench_options opt) {
   const auto connections = max_connections_from_environment();
   env["max_connections"] = connections ? nlohmann::json(*connections) : nlohmann::json("unset");
   if (cfg.background == bench::background_kind::gemm || cfg.critical == bench::critical_kind::gemm)
-    env["cublas"] = bench::gemm::availability();
+    env["cublas"] = measure::gemm::availability();
   env["clocks_before"] = bench::read_clocks(dev);
   const auto progress = [&](const std::string &line) {
     if (!opt.quiet)

@@ -1,5 +1,6 @@
 // The measurement of `greenctx bench --adaptive` (see bench/adaptive.hpp).
 #include "bench/adaptive.hpp"
+#include "report/stats.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,5 @@
 // greenctx bench --comm: an NCCL all-reduce on every GPU next to a cuBLAS GEMM loop, per mode.
 #include "bench/comm_run.hpp"
-#include "bench/cublas.hpp"
 #include "bench/nccl.hpp"
 #include "cli_common.hpp"
 
@@ -23,7 +22,7 @@ constexpr const char *api = "greenctx bench --comm";
 struct gpu {
   std::unique_ptr<device> dev;
   device_buffer buffer;
-  std::unique_ptr<gemm> work;
+  std::unique_ptr<measure::gemm> work;
   std::unique_ptr<partition_set> parts; // partitioned modes only
   stream comm_stream, gemm_stream;
   stream fill_stream; // partitioned modes: fills the all-reduce's SMs for the confinement check
@@ -33,7 +32,7 @@ struct gpu {
 // A GEMM loop on one stream in its own thread, at most `depth` GEMMs queued, until stopped.
 class gemm_loop {
 public:
-  gemm_loop(gemm &g, stream_ref s, const device &dev) : g_(g), s_(s) {
+  gemm_loop(measure::gemm &g, stream_ref s, const device &dev) : g_(g), s_(s) {
     for (auto &e : ring_)
       e = event(dev.primary_context(), event_flags::disable_timing | event_flags::blocking_sync);
     thread_ = std::thread([this] { loop(); });
@@ -78,7 +77,7 @@ private:
       failure_ = e.what();
     }
   }
-  gemm &g_;
+  measure::gemm &g_;
   stream_ref s_;
   std::array<event, 2> ring_;
   std::atomic<bool> stop_{false};
@@ -266,8 +265,8 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
   const nccl_library &lib = load_nccl();
   if (!lib.loaded)
     throw unsupported_error(lib.failure, 0, drv.version);
-  if (gemm::availability().rfind("cuBLAS from", 0) != 0)
-    throw unsupported_error(gemm::availability(), 0, drv.version);
+  if (!measure::gemm::available())
+    throw unsupported_error(measure::gemm::availability(), 0, drv.version);
 
   std::size_t max_bytes = 0;
   for (auto b : cfg.sizes)
@@ -285,7 +284,7 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
     gpus[i].buffer.fill_async(0, fill); // sums of zeros: no NaN or denormal from stale memory
     fill.synchronize();
     buffers.push_back(gpus[i].buffer.get());
-    gpus[i].work = std::make_unique<gemm>(*gpus[i].dev, cfg.gemm_n);
+    gpus[i].work = std::make_unique<measure::gemm>(*gpus[i].dev, cfg.gemm_n);
     gpus[i].starts.emplace_back(gpus[i].dev->primary_context());
     gpus[i].ends.emplace_back(gpus[i].dev->primary_context());
   }
@@ -303,7 +302,7 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
     const char *v = std::getenv(name);
     env["env"][name] = v ? nlohmann::json(v) : nlohmann::json(nullptr);
   }
-  env["cublas"] = gemm::availability();
+  env["cublas"] = measure::gemm::availability();
   out["environment"] = env;
   out["points"] = nlohmann::json::array();
 

@@ -1,12 +1,11 @@
-// The measurement of `greenctx bench` (and of `greenctx demo`, at demo size): latency of a
-// critical workload while a background workload fills the GPU, under several placements, and the
-// background's throughput. Measured like a benchmark tool: warm-up, fixed sample counts,
-// distributions, raw samples kept.
+// What `greenctx bench latency` (and `greenctx demo`, at demo size) measures: the library's
+// contention measurement (greenctx/measure/contention.hpp) of the built-in workloads the options
+// name, kept with those options for the reports.
 #pragma once
 
-#include "report/stats.hpp"
-
 #include <greenctx/greenctx.hpp>
+
+#include "report/stats.hpp" // the reports summarize their series
 
 #include <chrono>
 #include <functional>
@@ -58,27 +57,9 @@ struct config {
   std::vector<std::string> placements;
 };
 
-/// Summaries of one critical series, in microseconds.
-struct critical_stats {
-  std::vector<double> host_us;        ///< launch to completion seen by the host
-  std::vector<double> gpu_us;         ///< device events around the launch on its stream
-  std::vector<double> start_delay_us; ///< gpu_us minus the kernel's own execution (kernel only)
-  summary host, gpu, start_delay;
-};
-
-struct background_rate {
-  double work = 0;    ///< units of work completed
-  double seconds = 0; ///< over this device time
-  double rate() const { return seconds > 0 ? work / seconds : 0; }
-};
-
-struct placement_result {
-  std::string name;        ///< short id: "alone", "shared", ...
-  std::string description; ///< for people
-  bool trap = false;       ///< a placement shown as the mistake it is
-  std::optional<critical_stats> critical;
-  std::optional<background_rate> background;
-};
+using measure::background_rate;
+using measure::critical_stats;
+using measure::placement_result;
 
 struct results {
   config cfg;

@@ -1,4 +1,8 @@
-#include "bench/cublas.hpp"
+#include "greenctx/measure/gemm.hpp"
+
+#include "greenctx/core/current_context.hpp"
+#include "greenctx/driver/driver.hpp"
+#include "greenctx/plan/error.hpp"
 
 #include <cublas_api.h>
 #include <dlfcn.h>
@@ -9,7 +13,7 @@
 #include <random>
 #include <vector>
 
-namespace greenctx::cli::bench {
+namespace greenctx::measure {
 namespace {
 
 // The entry points used, typed from cuBLAS's own header; nothing is linked.
@@ -83,6 +87,10 @@ std::vector<std::uint16_t> random_bf16(std::size_t count, unsigned seed) {
 
 } // namespace
 
+bool gemm::available() {
+  return api().failure.empty();
+}
+
 std::string gemm::availability() {
   const auto &a = api();
   return a.failure.empty() ? "cuBLAS from " + a.loaded_from : a.failure;
@@ -130,4 +138,4 @@ void gemm::launch(stream_ref s) {
         "cublasGemmEx");
 }
 
-} // namespace greenctx::cli::bench
+} // namespace greenctx::measure

@@ -1,0 +1,257 @@
+#include "greenctx/measure/contention.hpp"
+
+#include "greenctx/core/event.hpp"
+#include "greenctx/core/stream_flags.hpp"
+#include "greenctx/plan/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <iterator>
+#include <random>
+#include <string_view>
+
+namespace greenctx::measure {
+namespace {
+
+using clock = std::chrono::steady_clock;
+constexpr const char *api = "greenctx::measure::measure_contention";
+
+// One background unit, checked: a rate needs a positive amount of work per unit.
+double launch_unit(const background_workload &work, stream_ref s) {
+  const double w = work.launch(s);
+  if (!(w > 0) || !std::isfinite(w))
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "the background workload '" + work.name + "' returned " +
+                            std::to_string(w) +
+                            " as the work of one launch; it must return the positive amount of "
+                            "work it enqueued (blocks, bytes, FLOPs), of which rates are taken");
+  return w;
+}
+
+double us_between(clock::time_point a, clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+void busy_wait(std::chrono::duration<double, std::micro> d) {
+  const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(d);
+  while (clock::now() < until) {
+  }
+}
+
+// Keeps a stream fed with background units (two queued at all times) and accounts for the work
+// finished between the first unit's start and the last finished unit's end.
+class feeder {
+public:
+  feeder(const device &dev, stream_ref s, const background_workload &work)
+      : dev_(dev), s_(s), work_(work), first_(dev.primary_context()) {
+    first_.record(s_);
+    top_up();
+  }
+  void top_up() {
+    while (!queued_.empty() && queued_.front().first.ready())
+      retire();
+    while (queued_.size() < 2) {
+      const double w = launch_unit(work_, s_);
+      event e(dev_.primary_context());
+      e.record(s_);
+      queued_.emplace_back(std::move(e), w);
+    }
+  }
+  background_rate finish() {
+    s_.synchronize();
+    while (!queued_.empty())
+      retire();
+    return {done_, elapsed_ms(first_, last_) / 1000.0};
+  }
+
+private:
+  void retire() {
+    done_ += queued_.front().second;
+    last_ = std::move(queued_.front().first);
+    queued_.pop_front();
+  }
+
+  const device &dev_;
+  stream_ref s_;
+  const background_workload &work_;
+  event first_, last_;
+  std::deque<std::pair<event, double>> queued_;
+  double done_ = 0;
+};
+
+background_rate background_alone(const device &dev, stream_ref s, const background_workload &work,
+                                 std::chrono::milliseconds window) {
+  feeder f(dev, s, work);
+  const auto until = clock::now() + window;
+  while (clock::now() < until) {
+    f.top_up();
+    busy_wait(std::chrono::microseconds(200));
+  }
+  return f.finish();
+}
+
+// Appends `count` samples (after `warmup` untimed ones) to `st`.
+void sample_critical(const device &dev, const contention_config &cfg, const critical_workload &crit,
+                     stream_ref cs, feeder *bg, unsigned warmup, unsigned count, std::mt19937 &rng,
+                     critical_stats &st) {
+  const event before(dev.primary_context()), after(dev.primary_context());
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  if (bg)
+    busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
+  for (unsigned i = 0; i < warmup + count; ++i) {
+    if (bg)
+      bg->top_up();
+    busy_wait(std::chrono::duration<double, std::micro>(cfg.gap.count() * jitter(rng)));
+    const auto t0 = clock::now();
+    before.record(cs);
+    crit.launch(cs);
+    after.record(cs);
+    cs.synchronize();
+    const auto t1 = clock::now();
+    const auto exec = crit.execution_us ? crit.execution_us(cs) : std::nullopt;
+    if (i < warmup)
+      continue;
+    const double gpu = 1000.0 * elapsed_ms(before, after);
+    st.host_us.push_back(us_between(t0, t1));
+    st.gpu_us.push_back(gpu);
+    if (exec)
+      st.start_delay_us.push_back(std::max(0.0, gpu - *exec));
+  }
+}
+
+void check(const partition_set &set, const critical_workload &critical,
+           const background_workload &background, const contention_config &cfg) {
+  if (set.parts().size() != 2)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "the contention measurement needs a set of two partitions (the critical "
+                        "work's, then the background's), not " +
+                            std::to_string(set.parts().size()));
+  if (!critical.launch || !background.launch)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        std::string("the ") + (critical.launch ? "background" : "critical") +
+                            " workload has no launch function");
+  if (cfg.samples == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, "samples must be at least 1");
+  for (const auto &name : cfg.placements)
+    if (std::find_if(std::begin(placement_names), std::end(placement_names),
+                     [&](const char *p) { return name == p; }) == std::end(placement_names)) {
+      std::string known;
+      for (const char *p : placement_names)
+        known += (known.empty() ? "" : ", ") + std::string(p);
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "no placement is named '" + name + "'; the placements are " + known);
+    }
+}
+
+} // namespace
+
+contention_result measure_contention(const device &dev, const partition_set &set,
+                                     const critical_workload &critical,
+                                     const background_workload &background,
+                                     const contention_config &cfg, const progress_fn &progress) {
+  check(set, critical, background, cfg);
+  const auto say = [&](const std::string &line) {
+    if (progress)
+      progress(line);
+  };
+  contention_result out;
+  out.cfg = cfg;
+  out.critical_name = critical.name;
+  out.background_name = background.name;
+  out.device_sms = dev.sms().sm_count();
+  const execution_context_ref crit_ctx = set.parts()[0].context, bg_ctx = set.parts()[1].context;
+  out.critical_sms = set.parts()[0].obtained();
+  out.background_sms = set.parts()[1].obtained();
+  out.background_unit = background.unit;
+  out.background_unit_scale = background.unit_scale;
+  if (background.shape_note)
+    out.background_shape = background.shape_note(out.background_sms);
+
+  const auto [least, greatest] = dev.stream_priority_range();
+  const execution_context_ref primary = dev.primary_context();
+  const stream bg_primary = primary.create_stream(stream_flags::non_blocking, least);
+  const stream crit_primary = primary.create_stream(stream_flags::non_blocking, least);
+  const stream crit_primary_high = primary.create_stream(stream_flags::non_blocking, greatest);
+  const stream crit_green = crit_ctx.create_stream(stream_flags::none, least);
+  const stream crit_green_high = crit_ctx.create_stream(stream_flags::none, greatest);
+  const stream bg_green = bg_ctx.create_stream(stream_flags::none, least);
+
+  // Warm-up: the first units pay for module loading, cuBLAS's first-call setup and clock ramp-up
+  // (measured: a GEMM baseline taken cold read 20% low), so run a few on each stream first.
+  say("warming up the background workload");
+  for (const stream *s : {&bg_primary, &bg_green}) {
+    for (int i = 0; i < 3; ++i)
+      out.background_launch_work = launch_unit(background, *s);
+    s->synchronize();
+  }
+  say("background alone on all SMs");
+  out.background_full = background_alone(dev, bg_primary, background, cfg.rate_window);
+  say("background alone on its " + std::to_string(out.background_sms) + " SMs");
+  out.background_share = background_alone(dev, bg_green, background, cfg.rate_window);
+
+  struct plan {
+    const char *name;
+    std::string description;
+    stream_ref critical;
+    const stream *background;
+  };
+  const std::string c = std::to_string(out.critical_sms), b = std::to_string(out.background_sms);
+  std::vector<plan> plans = {
+      {"alone", "critical alone, whole GPU", crit_primary, nullptr},
+      {"alone_green", "critical alone in its " + c + "-SM green context", crit_green, nullptr},
+      {"shared", "shared GPU, equal priority", crit_primary, &bg_primary},
+      {"priority", "shared GPU, critical stream at highest priority", crit_primary_high,
+       &bg_primary},
+      {"green", "green contexts: critical " + c + " SMs, background " + b + " SMs", crit_green,
+       &bg_green},
+      {"green_priority", "green contexts, critical stream at highest priority", crit_green_high,
+       &bg_green},
+      {"trap", "TRAP: background left in the primary context, critical green", crit_green,
+       &bg_primary},
+  };
+  const auto unwanted = [&](const plan &p) {
+    return !cfg.placements.empty() &&
+           std::find(cfg.placements.begin(), cfg.placements.end(), p.name) == cfg.placements.end();
+  };
+  plans.erase(std::remove_if(plans.begin(), plans.end(), unwanted), plans.end());
+  // Rounds: every placement takes its share of the samples in each round, so that slow drifts
+  // of the machine (clocks, host jitter) fall on all placements alike and ratios between them
+  // stay honest. Each placement's first segment is preceded by the full warm-up, later ones by a
+  // short re-warm.
+  for (const plan &p : plans)
+    out.placements.push_back({p.name, p.description, std::string_view(p.name) == "trap",
+                              critical_stats{}, std::nullopt});
+  std::mt19937 rng(12345);
+  const unsigned rounds = std::max(1u, std::min(cfg.rounds, cfg.samples));
+  for (unsigned round = 0; round < rounds; ++round) {
+    say("round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ": " +
+        std::to_string(plans.size()) + " placements");
+    const unsigned count = cfg.samples / rounds + (round < cfg.samples % rounds ? 1 : 0);
+    const unsigned warmup = round == 0 ? cfg.warmup : std::min(cfg.warmup, 5u);
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const plan &p = plans[i];
+      placement_result &r = out.placements[i];
+      if (p.background) {
+        feeder f(dev, *p.background, background);
+        sample_critical(dev, cfg, critical, p.critical, &f, warmup, count, rng, *r.critical);
+        const background_rate segment = f.finish();
+        if (!r.background)
+          r.background = background_rate{};
+        r.background->work += segment.work;
+        r.background->seconds += segment.seconds;
+      } else {
+        sample_critical(dev, cfg, critical, p.critical, nullptr, warmup, count, rng, *r.critical);
+      }
+    }
+  }
+  for (auto &r : out.placements) {
+    auto &st = *r.critical;
+    st.host = summarize(st.host_us);
+    st.gpu = summarize(st.gpu_us);
+    st.start_delay = summarize(st.start_delay_us);
+  }
+  return out;
+}
+
+} // namespace greenctx::measure

@@ -1,0 +1,154 @@
+#include "greenctx/measure/workloads.hpp"
+
+#include "greenctx/core/memory.hpp"
+#include "greenctx/lab/workloads.hpp"
+#include "greenctx/measure/gemm.hpp"
+#include "greenctx/plan/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+namespace greenctx::measure {
+namespace {
+
+constexpr unsigned spin_threads = 128;
+
+// Blocks of `threads` threads that fit on one SM at once (no shared memory, few registers).
+unsigned resident_blocks(const device &dev, unsigned threads) {
+  const int by_blocks = dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  const int by_threads =
+      dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / static_cast<int>(threads);
+  return static_cast<unsigned>(std::max(1, std::min(by_blocks, by_threads)));
+}
+
+constexpr const char *api = "greenctx::measure workloads";
+
+void require(bool ok, const std::string &what) {
+  if (!ok)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, what);
+}
+
+std::string fixed(double x, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, x);
+  return text;
+}
+
+// The kernel critical work's state: where its blocks write their times, and a host copy.
+struct timed_spin {
+  timed_spin(const device &dev, unsigned blocks, std::chrono::microseconds block_time)
+      : stamps(dev, 2 * sizeof(unsigned long long) * blocks), blocks(blocks), time(block_time),
+        host(2 * blocks) {}
+  device_buffer stamps;
+  unsigned blocks;
+  std::chrono::microseconds time;
+  std::vector<unsigned long long> host;
+};
+
+} // namespace
+
+critical_workload kernel_critical(const device &dev, unsigned blocks,
+                                  std::chrono::microseconds block_time) {
+  require(blocks >= 1, "the kernel critical work needs at least 1 block");
+  require(block_time.count() >= 1, "the kernel critical work's blocks need at least 1 us each");
+  auto k = std::make_shared<timed_spin>(dev, blocks, block_time);
+  critical_workload w;
+  w.name = "kernel";
+  w.launch = [k](stream_ref s) {
+    launch_timed_spin(s, k->blocks, k->time, spin_threads, k->stamps);
+  };
+  w.execution_us = [k](stream_ref s) -> std::optional<double> {
+    // On the critical stream itself: a copy on the NULL stream could queue behind the background.
+    k->stamps.copy_to_host(k->host.data(), k->host.size() * sizeof(unsigned long long), s);
+    unsigned long long first = ~0ull, last = 0;
+    for (unsigned b = 0; b < k->blocks; ++b) {
+      first = std::min(first, k->host[2 * b]);
+      last = std::max(last, k->host[2 * b + 1]);
+    }
+    return static_cast<double>(last - first) / 1000.0;
+  };
+  return w;
+}
+
+critical_workload gemm_critical(const device &dev, unsigned n) {
+  require(n >= 1, "the critical GEMM's size must be at least 1");
+  auto g = std::make_shared<gemm>(dev, n);
+  critical_workload w;
+  w.name = "gemm";
+  w.launch = [g](stream_ref s) { g->launch(s); };
+  return w;
+}
+
+background_workload spin_background(const device &dev, unsigned waves,
+                                    std::chrono::microseconds block_time) {
+  require(block_time.count() >= 1, "the spin background's blocks need at least 1 us each");
+  const unsigned resident = resident_blocks(dev, spin_threads);
+  const unsigned per_wave = dev.sms().sm_count() * resident;
+  constexpr unsigned most_blocks = (1u << 31) - 1; // the most blocks of a grid's x dimension
+  require(waves >= 1 && waves <= most_blocks / per_wave,
+          "the spin background takes 1 to " + std::to_string(most_blocks / per_wave) +
+              " waves of " + std::to_string(per_wave) + " blocks on this GPU, not " +
+              std::to_string(waves));
+  const unsigned blocks = waves * per_wave;
+  background_workload w;
+  w.name = "spin";
+  w.unit = "blocks/s";
+  w.launch = [blocks, block_time](stream_ref s) {
+    launch_spin(s, blocks, block_time, spin_threads);
+    return static_cast<double>(blocks);
+  };
+  w.shape_note = [=](unsigned sms) {
+    const double share_waves = static_cast<double>(blocks) / (sms * resident);
+    const double whole_waves = std::ceil(share_waves);
+    return "each background kernel is " + std::to_string(waves) + " full-GPU waves (" +
+           std::to_string(blocks) + " blocks of " + std::to_string(block_time.count()) + " us, " +
+           std::to_string(resident) + " resident per SM); on " + std::to_string(sms) +
+           " SMs that is " + fixed(share_waves, 2) + " waves, run as " + fixed(whole_waves, 0) +
+           ": whole waves alone allow " + fixed(share_waves / whole_waves, 3) + " of the SM share";
+  };
+  return w;
+}
+
+background_workload memory_background(const device &dev, std::size_t bytes) {
+  require(bytes >= 1, "the memory background copies at least 1 byte per launch");
+  struct buffers {
+    device_buffer in, out;
+  };
+  auto b = std::make_shared<buffers>(buffers{device_buffer(dev, bytes), device_buffer(dev, bytes)});
+  const unsigned blocks = dev.sms().sm_count() * 64;
+  background_workload w;
+  w.name = "memory";
+  w.unit = "GB/s";
+  w.unit_scale = 1e9;
+  w.launch = [b, blocks](stream_ref s) {
+    return 2.0 * static_cast<double>(launch_stream_copy(s, b->in, b->out, blocks)); // read+write
+  };
+  w.shape_note = [](unsigned) {
+    return std::string("memory-bound: the rate follows memory bandwidth, which fewer SMs may "
+                       "still saturate, so the SM share is a floor, not a ceiling");
+  };
+  return w;
+}
+
+background_workload gemm_background(const device &dev, unsigned n) {
+  require(n >= 1, "the background GEMM's size must be at least 1");
+  auto g = std::make_shared<gemm>(dev, n);
+  background_workload w;
+  w.name = "gemm";
+  w.unit = "TFLOP/s";
+  w.unit_scale = 1e12;
+  w.launch = [g](stream_ref s) {
+    g->launch(s);
+    return g->flops();
+  };
+  w.shape_note = [](unsigned) {
+    return std::string("cuBLAS sizes its tiles for the whole GPU; on fewer SMs the last wave "
+                       "of tiles can run partly empty");
+  };
+  return w;
+}
+
+} // namespace greenctx::measure
