@@ -1,5 +1,7 @@
 // Python bindings (nanobind) over the C++ library. The Pythonic layer (docstrings, helpers) is
 // python/greenctx/__init__.py; this file maps types one to one.
+#include "measure.hpp"
+
 #include <greenctx/greenctx.hpp>
 
 #include <nanobind/nanobind.h>
@@ -533,4 +535,5 @@ NB_MODULE(_greenctx, m) {
   bind_stream_refs_and_fill(m);
   bind_pools(m);
   bind_verify(m);
+  bind_measure(m);
 }

@@ -14,6 +14,8 @@ at run time, make a ``Pool`` of the layouts you need once and switch between the
 import contextlib as _contextlib
 
 from ._greenctx import (  # noqa: F401
+    BackgroundWorkload,
+    CriticalWorkload,
     Device,
     Error,
     Event,
@@ -38,19 +40,25 @@ from ._greenctx import (  # noqa: F401
     elapsed_ms,
     fill_sms,
     format_cuda_version,
+    gemm_background,
+    gemm_critical,
+    kernel_critical,
     max_active_sm_clusters,
+    memory_background,
     parse_groups,
     parse_partitions,
     plan_partitions,
     query_driver,
     round_group_size,
     split_by_count,
+    spin_background,
     split_groups,
     toolkit_version,
     verify,
 )
 
 from ._greenctx import _Pool
+from ._greenctx import measure_contention as _measure_contention
 
 __version__ = "0.1.0"
 
@@ -155,3 +163,33 @@ class Pool:
 
     def __repr__(self):
         return f"Pool(layouts={self.layouts!r}, current={self.current!r})"
+
+
+def measure_contention(device, partitions, critical, background, **options):
+    """The latency of critical work while background work fills the GPU, under each placement.
+
+    ``critical`` runs on ``partitions[0]``, ``background`` on ``partitions[1]`` (a PartitionSet of
+    two, such as ``PartitionSet(device, "16,rest")``). Each is a workload object
+    (``CriticalWorkload``, ``BackgroundWorkload`` or a built-in: ``kernel_critical``,
+    ``gemm_critical``, ``spin_background``, ``memory_background``, ``gemm_background``) or a plain
+    callable: ``critical(stream)`` enqueues one instance on the ``StreamRef`` it is given;
+    ``background(stream)`` enqueues one unit and returns the work it does (a positive number).
+    For torch work, launch under ``torch.cuda.stream(torch.cuda.ExternalStream(stream.handle))``.
+
+    Options (keywords): ``samples`` (1000), ``warmup`` (50), ``rounds`` (10), ``gap_us`` (300),
+    ``rate_window_ms`` (300), ``placements`` (names; all by default: alone, alone_green, shared,
+    priority, green, green_priority, trap) and ``progress`` (called with a line per step). Returns
+    a dict: the SMs each side got, the background's rates alone, and per placement the critical
+    samples and summaries in microseconds (host, gpu, start_delay) and the background's rate.
+    Times include the launch call itself, as a caller of the work would see it.
+    """
+    if not isinstance(critical, CriticalWorkload):
+        if not callable(critical):
+            raise TypeError("critical is a CriticalWorkload or a callable taking a stream")
+        critical = CriticalWorkload(critical)
+    if not isinstance(background, BackgroundWorkload):
+        if not callable(background):
+            raise TypeError("background is a BackgroundWorkload or a callable taking a stream "
+                            "and returning the work it enqueued")
+        background = BackgroundWorkload(background)
+    return _measure_contention(device, partitions, critical, background, **options)

@@ -1,6 +1,6 @@
 """greenctx: partition a GPU's SMs with CUDA green contexts (C++ core)"""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 import enum
 from typing import overload
 
@@ -421,4 +421,58 @@ class PoolPartition:
 def verify(device: Device, partitions: PartitionSet) -> dict:
     """
     Run a %smid probe on every partition at once; returns the SMs each used, violations (overlap, or more SMs than held) and notes. report['ok'] is True when there are none.
+    """
+
+class CriticalWorkload:
+    """
+    Latency-critical work for a measurement: launch(stream) enqueues one instance on the StreamRef it is given (do not synchronize). execution_us(stream), optional, returns the instance's own execution time in us after it finished, so that start delays are reported.
+    """
+
+    def __init__(self, launch: Callable[[StreamRef], None], name: str = 'critical', execution_us: Callable[[StreamRef], float | None] | None = None) -> None: ...
+
+    @property
+    def name(self) -> str: ...
+
+class BackgroundWorkload:
+    """
+    Work that keeps its SMs busy: launch(stream) enqueues one unit on the StreamRef it is given and returns the work it does (a positive number: blocks, bytes, FLOPs); rates are work per second divided by unit_scale, shown in unit.
+    """
+
+    def __init__(self, launch: Callable[[StreamRef], float], name: str = 'background', unit: str = 'units/s', unit_scale: float = 1.0) -> None: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def unit(self) -> str: ...
+
+    @property
+    def unit_scale(self) -> float: ...
+
+def kernel_critical(device: Device, blocks: int = 8, block_time_us: float = 20) -> CriticalWorkload:
+    """
+    bench's kernel critical work: `blocks` blocks spinning block_time_us each, timed on the GPU.
+    """
+
+def gemm_critical(device: Device, n: int = 256) -> CriticalWorkload:
+    """
+    One square bf16 cuBLAS GEMM of size n as critical work (UnsupportedError without cuBLAS).
+    """
+
+def spin_background(device: Device, waves: int = 64, block_time_us: float = 200) -> BackgroundWorkload:
+    """
+    bench's spin background: `waves` full-GPU waves of blocks spinning block_time_us each, counted in blocks.
+    """
+
+def memory_background(device: Device, bytes: int = 1073741824) -> BackgroundWorkload:
+    """A device-to-device copy of `bytes` per launch, counted in GB/s."""
+
+def gemm_background(device: Device, n: int = 8192) -> BackgroundWorkload:
+    """
+    Square bf16 cuBLAS GEMMs of size n, counted in TFLOP/s (UnsupportedError without cuBLAS).
+    """
+
+def measure_contention(device: Device, partitions: PartitionSet, critical: CriticalWorkload, background: BackgroundWorkload, *, samples: int = 1000, warmup: int = 50, rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300, placements: Sequence[str] = [], progress: Callable[[str], None] | None = None) -> dict:
+    """
+    Measures the critical work's latency beside the background under each placement (alone, shared, priority, green contexts, the trap), with the critical work on partitions[0] and the background on partitions[1]; returns a dict of distributions (us) and rates.
     """

@@ -91,3 +91,15 @@ def test_group_params_from_text_and_keywords():
 def test_pool_refuses_one_string_before_touching_the_driver():
     with pytest.raises(TypeError, match="list of layouts"):
         greenctx.Pool(None, "16,rest")
+
+
+def test_measure_contention_refuses_what_is_not_a_workload():
+    # Checked before the device is touched: no GPU needed.
+    with pytest.raises(TypeError, match="CriticalWorkload or a callable"):
+        greenctx.measure_contention(None, None, 42, lambda s: 1.0)
+    with pytest.raises(TypeError, match="returning the work"):
+        greenctx.measure_contention(None, None, lambda s: None, "spin")
+    with pytest.raises(greenctx.RequestError, match="unit_scale must be positive"):
+        greenctx.BackgroundWorkload(lambda s: 1.0, unit_scale=0)
+    w = greenctx.BackgroundWorkload(lambda s: 1.0, name="mine", unit="GB/s", unit_scale=1e9)
+    assert (w.name, w.unit, w.unit_scale) == ("mine", "GB/s", 1e9)

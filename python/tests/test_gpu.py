@@ -139,3 +139,61 @@ def test_pool_refuses_bad_layouts(gpu):
         greenctx.Pool(gpu, ["1000,rest"])
     with pytest.raises(greenctx.RequestError, match="streams_per_partition"):
         greenctx.Pool(gpu, ["16,rest"], streams_per_partition=0)
+
+
+QUICK = dict(samples=20, warmup=2, rounds=2, gap_us=50, rate_window_ms=20)
+
+
+def test_measure_contention_with_python_workloads(gpu):
+    """Python callables as workloads: each gets a StreamRef on the partition its placement says,
+    and the result has every placement's samples."""
+    parts = greenctx.PartitionSet.create(gpu, "16,rest")
+    every = gpu.sms().sm_count
+    seen_critical, seen_background, lines = set(), set(), []
+
+    def critical(stream):
+        seen_critical.add(stream.sms().sm_count)
+        greenctx.fill_sms(stream, 0.00002)
+
+    def background(stream):
+        seen_background.add(stream.sms().sm_count)
+        return float(greenctx.fill_sms(stream, 0.0005))
+
+    r = greenctx.measure_contention(gpu, parts, critical, background, progress=lines.append,
+                                    **QUICK)
+    assert seen_critical == {16, every}
+    assert seen_background == {parts[1].obtained, every}
+    assert [p["name"] for p in r["placements"]] == ["alone", "alone_green", "shared", "priority",
+                                                      "green", "green_priority", "trap"]
+    for p in r["placements"]:
+        assert len(p["critical"]["gpu_us"]) == 20 and p["critical"]["gpu"]["count"] == 20
+        assert p["critical"]["gpu"]["p50"] > 0
+        assert (p["background"] is None) == (p["name"] in ("alone", "alone_green"))
+    assert r["critical_sms"] == 16 and r["device_sms"] == every
+    assert r["background_full"]["rate"] > 0
+    assert any(line.startswith("round 2/2") for line in lines), lines
+
+
+def test_measure_contention_built_ins_errors_and_exceptions(gpu):
+    parts = greenctx.PartitionSet.create(gpu, "16,rest")
+    r = greenctx.measure_contention(gpu, parts, greenctx.kernel_critical(gpu, 8, 20),
+                                    greenctx.spin_background(gpu, 2, 100),
+                                    placements=["green"], **QUICK)
+    (green,) = r["placements"]
+    assert len(green["critical"]["start_delay_us"]) == 20  # the kernel work times itself
+    assert green["critical"]["gpu"]["min"] >= 20
+    assert r["background_unit"] == "blocks/s" and "waves" in r["background_shape"]
+
+    with pytest.raises(greenctx.RequestError, match="positive amount of work"):
+        greenctx.measure_contention(gpu, parts, lambda s: None, lambda s: 0.0, **QUICK)
+    with pytest.raises(greenctx.RequestError, match="no placement is named 'best'"):
+        greenctx.measure_contention(gpu, parts, lambda s: None, lambda s: 1.0,
+                                    placements=["best"], **QUICK)
+    with pytest.raises(greenctx.RequestError, match="at least 1"):
+        greenctx.spin_background(gpu, 2, 0.5)
+
+    def fails(stream):
+        raise ValueError("the user's own error")
+    with pytest.raises(ValueError, match="the user's own error"):
+        greenctx.measure_contention(gpu, parts, fails, greenctx.spin_background(gpu, 1, 50),
+                                    **QUICK)

@@ -252,3 +252,38 @@ def test_pool_torch_streams_run_torch_work_in_their_partition(gpu):
         pool.synchronize("16,rest")
         pool.synchronize("all")
         torch.cuda.empty_cache()  # the allocator's blocks tagged with the pool's streams
+
+
+def test_measure_contention_with_torch_workloads(gpu, split):
+    """torch work as the measurement's workloads: a small decode-like product as the critical
+    work, a large GEMM as the background, each launched on the stream the measurement gives it.
+    The critical product is still exact (integers in fp32) after running beside the background."""
+    parts, _ = split
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.randint(-2, 3, (64, 4096), device="cuda", generator=g).float()
+    w = torch.randint(-2, 3, (4096, 4096), device="cuda", generator=g).float()
+    big = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    expected = a @ w
+    torch.cuda.synchronize()
+    out = []
+
+    def critical(stream):
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream.handle)):
+            out.append(a @ w)
+
+    def background(stream):
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream.handle)):
+            big @ big
+        return 2.0 * 4096**3
+
+    try:
+        r = greenctx.measure_contention(gpu, parts, critical, background, samples=20, warmup=2,
+                                        rounds=2, gap_us=50, rate_window_ms=20,
+                                        placements=["shared", "green"])
+    finally:
+        torch.cuda.synchronize()
+    assert [p["name"] for p in r["placements"]] == ["shared", "green"]
+    assert all(p["background"]["rate"] > 0 for p in r["placements"])
+    assert len(out) >= 40 and all(torch.equal(o, expected) for o in out)
+    out.clear()  # blocks allocated on the measurement's streams, which are gone
+    torch.cuda.empty_cache()

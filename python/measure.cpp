@@ -1,0 +1,197 @@
+// Python bindings of the measurement layer (greenctx::measure): workloads that are Python
+// callables or built-in ones, and the contention measurement, whose result is a dict.
+#include "measure.hpp"
+
+#include <greenctx/greenctx.hpp>
+
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace greenctx;
+
+namespace {
+
+std::chrono::microseconds whole_us(double us, const char *what) {
+  if (!(us >= 1) || us != static_cast<double>(static_cast<long long>(us)))
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure",
+                        std::string(what) + " is a whole number of microseconds, at least 1, not " +
+                            std::to_string(us));
+  return std::chrono::microseconds(static_cast<long long>(us));
+}
+
+nb::dict summary_dict(const measure::summary &s) {
+  nb::dict d;
+  d["count"] = s.count;
+  d["min"] = s.min;
+  d["p50"] = s.p50;
+  d["p90"] = s.p90;
+  d["p99"] = s.p99;
+  d["max"] = s.max;
+  d["mean"] = s.mean;
+  d["stdev"] = s.stdev;
+  d["noise"] = s.noise;
+  return d;
+}
+
+nb::dict rate_dict(const measure::background_rate &r, double unit_scale) {
+  nb::dict d;
+  d["work"] = r.work;
+  d["seconds"] = r.seconds;
+  d["rate"] = r.rate() / unit_scale; // in the workload's unit
+  return d;
+}
+
+nb::dict critical_dict(const measure::critical_stats &c) {
+  nb::dict d;
+  d["host_us"] = c.host_us;
+  d["gpu_us"] = c.gpu_us;
+  d["start_delay_us"] = c.start_delay_us;
+  d["host"] = summary_dict(c.host);
+  d["gpu"] = summary_dict(c.gpu);
+  d["start_delay"] = summary_dict(c.start_delay);
+  return d;
+}
+
+nb::dict result_dict(const measure::contention_result &r) {
+  nb::dict d;
+  d["critical"] = r.critical_name;
+  d["background"] = r.background_name;
+  d["device_sms"] = r.device_sms;
+  d["critical_sms"] = r.critical_sms;
+  d["background_sms"] = r.background_sms;
+  d["background_unit"] = r.background_unit;
+  d["background_full"] = rate_dict(r.background_full, r.background_unit_scale);
+  d["background_share"] = rate_dict(r.background_share, r.background_unit_scale);
+  d["background_shape"] = r.background_shape;
+  d["background_launch_work"] = r.background_launch_work;
+  nb::dict cfg;
+  cfg["samples"] = r.cfg.samples;
+  cfg["warmup"] = r.cfg.warmup;
+  cfg["rounds"] = r.cfg.rounds;
+  cfg["gap_us"] = r.cfg.gap.count();
+  cfg["rate_window_ms"] = r.cfg.rate_window.count();
+  d["config"] = cfg;
+  nb::list placements;
+  for (const auto &p : r.placements) {
+    nb::dict pd;
+    pd["name"] = p.name;
+    pd["description"] = p.description;
+    pd["trap"] = p.trap;
+    pd["critical"] = p.critical ? nb::object(critical_dict(*p.critical)) : nb::none();
+    pd["background"] =
+        p.background ? nb::object(rate_dict(*p.background, r.background_unit_scale)) : nb::none();
+    placements.append(pd);
+  }
+  d["placements"] = placements;
+  return d;
+}
+
+void bind_workloads(nb::module_ &m) {
+  nb::class_<measure::critical_workload>(
+      m, "CriticalWorkload",
+      "Latency-critical work for a measurement: launch(stream) enqueues one instance on the "
+      "StreamRef it is given (do not synchronize). execution_us(stream), optional, returns the "
+      "instance's own execution time in us after it finished, so that start delays are reported.")
+      .def(
+          "__init__",
+          [](measure::critical_workload *w, std::function<void(stream_ref)> launch,
+             const std::string &name,
+             std::function<std::optional<double>(stream_ref)> execution_us) {
+            new (w) measure::critical_workload{name, std::move(launch), std::move(execution_us)};
+          },
+          "launch"_a, "name"_a = "critical", "execution_us"_a = nb::none())
+      .def_ro("name", &measure::critical_workload::name);
+  nb::class_<measure::background_workload>(
+      m, "BackgroundWorkload",
+      "Work that keeps its SMs busy: launch(stream) enqueues one unit on the StreamRef it is given "
+      "and returns the work it does (a positive number: blocks, bytes, FLOPs); rates are work per "
+      "second divided by unit_scale, shown in unit.")
+      .def(
+          "__init__",
+          [](measure::background_workload *w, std::function<double(stream_ref)> launch,
+             const std::string &name, const std::string &unit, double unit_scale) {
+            if (!(unit_scale > 0))
+              throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.BackgroundWorkload",
+                                  "unit_scale must be positive, not " + std::to_string(unit_scale));
+            new (w) measure::background_workload{name, std::move(launch), unit, unit_scale, {}};
+          },
+          "launch"_a, "name"_a = "background", "unit"_a = "units/s", "unit_scale"_a = 1.0)
+      .def_ro("name", &measure::background_workload::name)
+      .def_ro("unit", &measure::background_workload::unit)
+      .def_ro("unit_scale", &measure::background_workload::unit_scale);
+
+  // The built-in workloads keep their device alive (keep_alive<0, 1>).
+  m.def(
+      "kernel_critical",
+      [](const device &dev, unsigned blocks, double block_time_us) {
+        return measure::kernel_critical(dev, blocks, whole_us(block_time_us, "block_time_us"));
+      },
+      "device"_a, "blocks"_a = 8, "block_time_us"_a = 20, nb::keep_alive<0, 1>(),
+      "bench's kernel critical work: `blocks` blocks spinning block_time_us each, timed on the "
+      "GPU.");
+  m.def(
+      "gemm_critical", &measure::gemm_critical, "device"_a, "n"_a = 256, nb::keep_alive<0, 1>(),
+      "One square bf16 cuBLAS GEMM of size n as critical work (UnsupportedError without cuBLAS).");
+  m.def(
+      "spin_background",
+      [](const device &dev, unsigned waves, double block_time_us) {
+        return measure::spin_background(dev, waves, whole_us(block_time_us, "block_time_us"));
+      },
+      "device"_a, "waves"_a = 64, "block_time_us"_a = 200, nb::keep_alive<0, 1>(),
+      "bench's spin background: `waves` full-GPU waves of blocks spinning block_time_us each, "
+      "counted in blocks.");
+  m.def("memory_background", &measure::memory_background, "device"_a, "bytes"_a = 1u << 30,
+        nb::keep_alive<0, 1>(), "A device-to-device copy of `bytes` per launch, counted in GB/s.");
+  m.def(
+      "gemm_background", &measure::gemm_background, "device"_a, "n"_a = 8192,
+      nb::keep_alive<0, 1>(),
+      "Square bf16 cuBLAS GEMMs of size n, counted in TFLOP/s (UnsupportedError without cuBLAS).");
+}
+
+} // namespace
+
+void bind_measure(nb::module_ &m) {
+  bind_workloads(m);
+  m.def(
+      "measure_contention",
+      [](const device &dev, const partition_set &set, const measure::critical_workload &critical,
+         const measure::background_workload &background, unsigned samples, unsigned warmup,
+         unsigned rounds, double gap_us, double rate_window_ms, std::vector<std::string> placements,
+         measure::progress_fn progress) {
+        if (!(gap_us >= 0) || gap_us != static_cast<double>(static_cast<long long>(gap_us)))
+          throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_contention",
+                              "gap_us is a whole number of microseconds, at least 0, not " +
+                                  std::to_string(gap_us));
+        if (!(rate_window_ms >= 1) ||
+            rate_window_ms != static_cast<double>(static_cast<long long>(rate_window_ms)))
+          throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_contention",
+                              "rate_window_ms is a whole number of milliseconds, at least 1, not " +
+                                  std::to_string(rate_window_ms));
+        const measure::contention_config cfg{
+            samples,
+            warmup,
+            rounds,
+            std::chrono::microseconds(static_cast<long long>(gap_us)),
+            std::chrono::milliseconds(static_cast<long long>(rate_window_ms)),
+            std::move(placements)};
+        measure::contention_result r;
+        {
+          // The workloads' and progress's Python calls take the GIL back while they run.
+          nb::gil_scoped_release release;
+          r = measure::measure_contention(dev, set, critical, background, cfg, progress);
+        }
+        return result_dict(r);
+      },
+      "device"_a, "partitions"_a, "critical"_a, "background"_a, nb::kw_only(), "samples"_a = 1000,
+      "warmup"_a = 50, "rounds"_a = 10, "gap_us"_a = 300, "rate_window_ms"_a = 300,
+      "placements"_a = std::vector<std::string>{}, "progress"_a = nb::none(),
+      "Measures the critical work's latency beside the background under each placement (alone, "
+      "shared, priority, green contexts, the trap), with the critical work on partitions[0] and "
+      "the background on partitions[1]; returns a dict of distributions (us) and rates.");
+}
