@@ -6,8 +6,8 @@
 //   core/    owning handles: device, split, green and primary contexts, streams, events, memory,
 //            partitions and the heterogeneous split with its cluster proofs (occupancy)
 //   lab/     measurements on the GPU: the %smid probe, verify, workloads
-//   measure/ measurements with workloads you pass (callables on a stream): contention, and the
-//            built-in workloads (spin, memory, cuBLAS GEMM)
+//   measure/ measurements with workloads you pass (callables on a stream): contention, choosing a
+//            split by measurement (tune), the built-in workloads (spin, memory, cuBLAS GEMM)
 // The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on core.
 #pragma once
 
@@ -48,4 +48,5 @@
 #include "greenctx/measure/contention.hpp"
 #include "greenctx/measure/gemm.hpp"
 #include "greenctx/measure/stats.hpp"
+#include "greenctx/measure/tune.hpp"
 #include "greenctx/measure/workloads.hpp"

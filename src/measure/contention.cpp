@@ -185,10 +185,12 @@ contention_result measure_contention(const device &dev, const partition_set &set
       out.background_launch_work = launch_unit(background, *s);
     s->synchronize();
   }
-  say("background alone on all SMs");
-  out.background_full = background_alone(dev, bg_primary, background, cfg.rate_window);
-  say("background alone on its " + std::to_string(out.background_sms) + " SMs");
-  out.background_share = background_alone(dev, bg_green, background, cfg.rate_window);
+  if (cfg.rate_window.count() > 0) {
+    say("background alone on all SMs");
+    out.background_full = background_alone(dev, bg_primary, background, cfg.rate_window);
+    say("background alone on its " + std::to_string(out.background_sms) + " SMs");
+    out.background_share = background_alone(dev, bg_green, background, cfg.rate_window);
+  }
 
   struct plan {
     const char *name;

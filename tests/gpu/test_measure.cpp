@@ -161,5 +161,45 @@ TEST_F(MeasureTest, a_throwing_workload_ends_the_measurement_cleanly) {
   EXPECT_EQ(measure::measure_contention(dev(), set, fine, background, cfg).placements.size(), 1u);
 }
 
+// tune over the GPU: both searches, on four sizes, with a bound every split meets; then sizes it
+// cannot make and objectives out of range are refused.
+TEST_F(MeasureTest, tune_measures_the_sizes_and_answers_a_split) {
+  measure::tune_config cfg;
+  cfg.objective = {measure::tune_goal::p99_at_most_times_alone, 1000};
+  cfg.search = measure::tune_search::both;
+  cfg.samples = 30;
+  cfg.confirm_samples = 60;
+  cfg.sizes = {8, 16, 32, 64};
+  std::vector<std::string> lines;
+  const auto r = measure::tune(dev(), measure::kernel_critical(dev(), 8, 10us),
+                               measure::spin_background(dev(), 2, 100us), cfg,
+                               [&](const std::string &l) { lines.push_back(l); });
+  ASSERT_TRUE(r.guided && r.exhaustive);
+  EXPECT_EQ(r.candidates, cfg.sizes);
+  EXPECT_EQ(r.exhaustive->measured.size(), 4u);
+  EXPECT_EQ(r.curve.size(), 4u);
+  ASSERT_TRUE(r.exhaustive->chosen) << r.exhaustive->reason;
+  EXPECT_EQ(r.split(), std::to_string(*r.exhaustive->chosen) + ",rest");
+  EXPECT_GT(r.alone.p99, 0);
+  EXPECT_FALSE(r.pareto.empty());
+  for (const auto &p : r.curve) {
+    EXPECT_EQ(p.background_sms + p.critical_sms, dev().sms().sm_count()) << p.critical_sms;
+    EXPECT_GT(p.background_rate, 0) << p.critical_sms;
+    EXPECT_GE(p.critical.count, cfg.confirm_samples) << p.critical_sms;
+  }
+  // The chosen split can be made and used as it is.
+  const auto set = partition_set::create(dev(), parse_partition_request(r.split()));
+  EXPECT_EQ(set.parts()[0].obtained(), *r.exhaustive->chosen);
+  EXPECT_FALSE(lines.empty());
+
+  cfg.sizes = {12};
+  EXPECT_THROW(measure::tune(dev(), measure::kernel_critical(dev(), 8, 10us),
+                             measure::spin_background(dev(), 2, 100us), cfg),
+               request_error);
+  cfg.sizes = {};
+  cfg.objective = {measure::tune_goal::p99_at_most_times_alone, 0.5};
+  EXPECT_THROW(measure::check_tune_config(cfg), request_error);
+}
+
 } // namespace
 } // namespace greenctx::test

@@ -31,8 +31,9 @@ struct contention_config {
   unsigned samples = 1000; ///< critical samples per placement
   unsigned warmup = 50;    ///< untimed samples before a placement's first round (5 before later)
   unsigned rounds = 10;    ///< samples are taken in this many rounds over all placements
-  std::chrono::microseconds gap{300};         ///< mean host pause between samples (jittered)
-  std::chrono::milliseconds rate_window{300}; ///< how long background-alone rates are measured
+  std::chrono::microseconds gap{300}; ///< mean host pause between samples (jittered)
+  /// How long the background's rates alone are measured; 0: not measured (left zero).
+  std::chrono::milliseconds rate_window{300};
   /// The placements to measure, by name (placement_names); empty: all of them.
   std::vector<std::string> placements;
 };
