@@ -23,6 +23,8 @@
 #              without MPS (scripts/processes-bench.sh), and two PyTorch programs the same way
 #              (scripts/torch-processes.sh); skipped, said, without MPS or torch
 #   python     the Python module's check (scripts/gpu-check-python.sh)
+#   tune       greenctx tune's benchmarks: three workload pairs, both searches, twice each
+#              (scripts/tune-bench.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
 #   compute-sanitizer  memcheck, racecheck and synccheck on the GPU test programs
 #              (scripts/compute-sanitizer-check.sh); only when named, not by default
@@ -36,7 +38,7 @@ log="$out/gpu-check.log"
 bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 failed=()
-groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes processes-bench compare bench overhead python comm} "
+groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes processes-bench compare bench overhead python tune comm} "
 [ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }
 [ -n "${GPU_CHECK_SKIP_SEMANTICS:-}" ] && groups=${groups/ semantics / }
 [ -n "${GPU_CHECK_SKIP_PYTHON:-}" ] && groups=${groups/ python / }
@@ -145,6 +147,14 @@ if want processes-bench; then
     if [ \$rc -eq 77 ]; then echo 'processes-torch: SKIPPED: no torch, GPU or MPS here'; exit 0; fi; exit \$rc"
 fi
 
+# cuBLAS for the GEMM workloads of bench and tune (opened at run time).
+if [ -z "${GREENCTX_CUBLAS:-}" ]; then
+  for p in /usr/local/cuda/lib64/libcublas.so.13 \
+           "$(python3 -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null)/lib/libcublas.so.13"; do
+    [ -e "$p" ] && export GREENCTX_CUBLAS="$p" && break
+  done
+fi
+echo "GREENCTX_CUBLAS=${GREENCTX_CUBLAS:-unset}" | tee -a "$log"
 if ! want bench; then
   echo "benchmarks skipped (group bench not in GPU_CHECK_GROUPS, or GPU_CHECK_SKIP_BENCH set)" |
     tee -a "$log"
@@ -153,13 +163,6 @@ else
 # packed into one archive at the end (the device tool returns at most 8 files).
 res="$out/results"
 mkdir -p "$res"
-if [ -z "${GREENCTX_CUBLAS:-}" ]; then
-  for p in /usr/local/cuda/lib64/libcublas.so.13 \
-           "$(python3 -c 'import nvidia.cublas as m; print(list(m.__path__)[0])' 2>/dev/null)/lib/libcublas.so.13"; do
-    [ -e "$p" ] && export GREENCTX_CUBLAS="$p" && break
-  done
-fi
-echo "GREENCTX_CUBLAS=${GREENCTX_CUBLAS:-unset}" | tee -a "$log"
 bench() { # bench NAME [VAR=VALUE...] ARGS...: one `greenctx bench` run with every output kept
   local name=$1; shift
   local vars=()
@@ -196,6 +199,10 @@ if want overhead; then
   step_limit=$limit limit=${GPU_CHECK_OVERHEAD_TIMEOUT:-600}
   step overhead-check env OUT="$out/overhead" GREENCTX_BUILD="$bin" scripts/overhead-check.sh
   limit=$step_limit
+fi
+
+if want tune; then
+  step tune env OUT="$out/tune" GREENCTX_BUILD="$bin" scripts/tune-bench.sh
 fi
 
 # The Python module, its torch tests and the PyTorch example (builds the module on this machine).

@@ -177,6 +177,7 @@ TEST(Cli, HelpListsTheSubcommands) {
   EXPECT_TRUE(contains(r.out, "verify")) << r;
   EXPECT_TRUE(contains(r.out, "demo")) << r;
   EXPECT_TRUE(contains(r.out, "split")) << r;
+  EXPECT_TRUE(contains(r.out, "tune")) << r;
 }
 
 TEST(Cli, InfoHelpShowsDeviceAndJson) {
@@ -205,6 +206,26 @@ TEST(Cli, NoSubcommandPrintsHelpAndFails) {
   const auto r = run_cli({});
   EXPECT_EQ(r.exit_code, exit_usage) << r;
   EXPECT_TRUE(contains(r.out + r.err, "verify")) << r;
+}
+
+TEST(Cli, TuneRefusesBadObjectivesAndListsBeforeTheDriver) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--p99-us", "abc"}, "'abc' is not a decimal number"},
+      {{"--p99-us", "1e3"}, "'1e3' is not a decimal number"},
+      {{"--p99-us", "40", "--within-best", "0.1"}, "excludes"},
+      {{"--p99-times-alone", "0.5"}, "at least 1"},
+      {{"--p99-us", "0"}, "positive number of microseconds"},
+      {{"--sizes", "16,8"}, "increasing order"},
+      {{"--search", "fast"}, "fast not in"},
+      {{"--samples", "0"}, "--samples"},
+  };
+  for (const auto &[args, words] : cases) {
+    std::vector<std::string> argv = {"tune"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_cli(argv);
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, words)) << "expected '" << words << "'\n" << r;
+  }
 }
 
 TEST(Cli, UnknownSubcommand) {

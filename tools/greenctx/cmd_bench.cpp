@@ -5,6 +5,7 @@
 #include "bench/comm_children.hpp"
 #include "bench/engine.hpp"
 #include "bench/report.hpp"
+#include "bench/workload_options.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "report/output.hpp"
@@ -20,9 +21,8 @@ namespace {
 
 struct bench_options {
   bench::config cfg;
-  unsigned critical_us = 20, background_us = 200, gap_us = 300, memory_mib = 1024;
-  unsigned rate_window_ms = 300;
-  std::string background = "spin", critical = "kernel";
+  bench::workload_options work;
+  unsigned gap_us = 300, rate_window_ms = 300;
   output_options output;
   bool quiet = false, check_targets = false;
   std::string devices; ///< --device as typed; empty: 0, or all with --comm
@@ -144,7 +144,7 @@ int run_adaptive(const bench_options &opt) {
   cfg.rounds = opt.rounds_given ? opt.cfg.rounds : (opt.quick ? 4 : 10);
   cfg.gap = std::chrono::microseconds(opt.gap_us);
   cfg.critical_blocks = opt.cfg.critical_blocks;
-  cfg.critical_block_time = std::chrono::microseconds(opt.critical_us);
+  cfg.critical_block_time = std::chrono::microseconds(opt.work.critical_us);
   cfg.rate_window = std::chrono::milliseconds(
       opt.rate_window_given ? opt.rate_window_ms : (opt.quick ? 100 : opt.rate_window_ms));
   check_output_paths(api, opt.output);
@@ -188,14 +188,8 @@ int run_bench(bench_options opt) {
     opt.cfg.device = list->front();
   }
   auto &cfg = opt.cfg;
-  cfg.background = opt.background == "memory" ? bench::background_kind::memory
-                   : opt.background == "gemm" ? bench::background_kind::gemm
-                                              : bench::background_kind::spin;
-  cfg.critical = opt.critical == "gemm" ? bench::critical_kind::gemm : bench::critical_kind::kernel;
-  cfg.critical_block_time = std::chrono::microseconds(opt.critical_us);
-  cfg.background_block_time = std::chrono::microseconds(opt.background_us);
+  bench::apply(opt.work, cfg);
   cfg.gap = std::chrono::microseconds(opt.gap_us);
-  cfg.memory_bytes = std::size_t{opt.memory_mib} << 20;
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
 
   if (!opt.output.from.empty())
@@ -245,15 +239,7 @@ void add_bench(CLI::App &app, action &run) {
                   "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
                   "by commas, at least two")
       ->check(device_list_check(api));
-  cmd->add_option("--background", opt->background,
-                  "Background workload: spin (compute-bound blocks of fixed duration), memory "
-                  "(streaming copy) or gemm (cuBLAS bf16 GEMM loop)")
-      ->check(CLI::IsMember({"spin", "memory", "gemm"}))
-      ->capture_default_str();
-  cmd->add_option("--critical", opt->critical,
-                  "Critical workload: kernel (small spin kernel) or gemm (small cuBLAS GEMM)")
-      ->check(CLI::IsMember({"kernel", "gemm"}))
-      ->capture_default_str();
+  bench::add_workload_options(*cmd, opt->work, opt->cfg);
   cmd->add_option("--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition")
       ->transform(decimal(1, 4096))
       ->capture_default_str();
@@ -270,28 +256,6 @@ void add_bench(CLI::App &app, action &run) {
       ->capture_default_str();
   cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
       ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--critical-blocks", opt->cfg.critical_blocks, "Blocks of the critical kernel")
-      ->transform(decimal(1, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--critical-us", opt->critical_us, "Duration of each critical block")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--critical-gemm-n", opt->cfg.critical_gemm_n, "Size of the critical GEMM")
-      ->transform(decimal(16, 16384))
-      ->capture_default_str();
-  cmd->add_option("--background-us", opt->background_us, "Duration of each spin background block")
-      ->transform(decimal(1, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--waves", opt->cfg.background_waves,
-                  "Full-GPU waves per spin background kernel (more waves, less quantization)")
-      ->transform(decimal(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--memory-mib", opt->memory_mib, "MiB copied per memory background kernel")
-      ->transform(decimal(1, 65536))
-      ->capture_default_str();
-  cmd->add_option("--gemm-n", opt->cfg.gemm_n, "Size of the background GEMM")
-      ->transform(decimal(64, 32768))
       ->capture_default_str();
   cmd->add_option("--rate-window-ms", opt->rate_window_ms,
                   "How long the background-alone rates are measured")
@@ -402,11 +366,11 @@ void add_bench(CLI::App &app, action &run) {
           throw CLI::ValidationError(name,
                                      "is an option of --adaptive: add --adaptive, or leave it out");
     if (opt->adaptive) {
-      if (given("--background") && opt->background != "memory")
+      if (given("--background") && opt->work.background != "memory")
         throw CLI::ValidationError("--background", "--adaptive measures the memory background "
                                                    "only: give --background memory or leave it "
                                                    "out");
-      if (given("--critical") && opt->critical != "kernel")
+      if (given("--critical") && opt->work.critical != "kernel")
         throw CLI::ValidationError("--critical", "--adaptive measures the critical kernel only: "
                                                  "give --critical kernel or leave it out");
       for (const char *name :

@@ -20,6 +20,7 @@ void add_split(CLI::App &app, action &run);
 void add_run(CLI::App &app, action &run);
 void add_scale(CLI::App &app, action &run);
 void add_mps(CLI::App &app, action &run);
+void add_tune(CLI::App &app, action &run);
 
 /// Verifies `set` on the hardware and prints the table and SM maps; returns exit_ok or
 /// exit_check_failed.

@@ -43,12 +43,14 @@ int main(int argc, char **argv) try {
   add_run(app, run);
   add_scale(app, run);
   add_mps(app, run);
+  add_tune(app, run);
   add_verify_piece(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify, split, run, scale, mps, demo and bench (see "
+                "': the subcommands are info, verify, split, run, scale, mps, demo, bench and tune "
+                "(see "
                 "greenctx --help)");
     return exit_usage;
   }
@@ -67,7 +69,8 @@ int main(int argc, char **argv) try {
   }
   if (!run) {
     std::fputs(app.help().c_str(), stderr);
-    print_error("a subcommand is required: info, verify, split, run, scale, mps, demo or bench");
+    print_error(
+        "a subcommand is required: info, verify, split, run, scale, mps, demo, bench or tune");
     return exit_usage;
   }
   try {

@@ -1,4 +1,5 @@
 #include "bench/engine.hpp"
+#include "bench/workload_options.hpp"
 
 namespace greenctx::cli::bench {
 
@@ -10,16 +11,7 @@ results run(const device &dev, const config &cfg,
 
 results run(const device &dev, const partition_set &set, const config &cfg,
             const std::function<void(const std::string &)> &progress) {
-  const measure::critical_workload critical =
-      cfg.critical == critical_kind::kernel
-          ? measure::kernel_critical(dev, cfg.critical_blocks, cfg.critical_block_time)
-          : measure::gemm_critical(dev, cfg.critical_gemm_n);
-  const measure::background_workload background =
-      cfg.background == background_kind::spin
-          ? measure::spin_background(dev, cfg.background_waves, cfg.background_block_time)
-      : cfg.background == background_kind::memory
-          ? measure::memory_background(dev, cfg.memory_bytes)
-          : measure::gemm_background(dev, cfg.gemm_n);
+  const auto [critical, background] = workloads(dev, cfg);
   const measure::contention_config how{cfg.samples, cfg.warmup,      cfg.rounds,
                                        cfg.gap,     cfg.rate_window, cfg.placements};
   measure::contention_result m =
