@@ -17,12 +17,18 @@ using namespace greenctx;
 
 namespace {
 
-std::chrono::microseconds whole_us(double us, const char *what) {
-  if (!(us >= 1) || us != static_cast<double>(static_cast<long long>(us)))
+// A whole number of `unit`, at least `least`, from a Python number (no silent rounding).
+long long whole(double v, const char *what, long long least, const char *unit) {
+  if (!(v >= static_cast<double>(least)) || v > 1e15 ||
+      v != static_cast<double>(static_cast<long long>(v)))
     throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure",
-                        std::string(what) + " is a whole number of microseconds, at least 1, not " +
-                            std::to_string(us));
-  return std::chrono::microseconds(static_cast<long long>(us));
+                        std::string(what) + " is a whole number of " + unit + ", at least " +
+                            std::to_string(least) + ", not " + std::to_string(v));
+  return static_cast<long long>(v);
+}
+
+std::chrono::microseconds whole_us(double v, const char *what, long long least = 1) {
+  return std::chrono::microseconds(whole(v, what, least, "microseconds"));
 }
 
 nb::dict summary_dict(const measure::summary &s) {
@@ -92,6 +98,79 @@ nb::dict result_dict(const measure::contention_result &r) {
   return d;
 }
 
+nb::dict point_dict(const measure::tune_point &p, double unit_scale) {
+  nb::dict d;
+  d["critical_sms"] = p.critical_sms;
+  d["background_sms"] = p.background_sms;
+  d["critical"] = summary_dict(p.critical);
+  d["background_rate"] = p.background_rate / unit_scale;
+  d["seconds"] = p.seconds;
+  return d;
+}
+
+nb::object answer_dict(const std::optional<measure::tune_answer> &a, double unit_scale) {
+  if (!a)
+    return nb::none();
+  nb::dict d;
+  d["chosen"] = a->chosen ? nb::object(nb::int_(*a->chosen)) : nb::none();
+  d["closest"] = a->closest ? nb::object(nb::int_(*a->closest)) : nb::none();
+  d["reason"] = a->reason;
+  d["limit_us"] = a->limit_us;
+  d["seconds"] = a->seconds;
+  nb::list measured;
+  for (const auto &p : a->measured)
+    measured.append(point_dict(p, unit_scale));
+  d["measured"] = measured;
+  return d;
+}
+
+nb::dict tune_dict(const measure::tune_result &r) {
+  nb::dict d;
+  d["objective"] = r.cfg.objective.describe();
+  d["critical"] = r.critical_name;
+  d["background"] = r.background_name;
+  d["background_unit"] = r.background_unit;
+  d["device_sms"] = r.device_sms;
+  d["candidates"] = r.candidates;
+  d["alone"] = summary_dict(r.alone);
+  d["guided"] = answer_dict(r.guided, r.background_unit_scale);
+  d["exhaustive"] = answer_dict(r.exhaustive, r.background_unit_scale);
+  nb::list curve;
+  for (const auto &p : r.curve)
+    curve.append(point_dict(p, r.background_unit_scale));
+  d["curve"] = curve;
+  d["pareto"] = r.pareto;
+  d["split"] = r.split().empty() ? nb::none() : nb::object(nb::str(r.split().c_str()));
+  d["reason"] = r.answer().reason;
+  return d;
+}
+
+measure::tune_objective objective_of(std::optional<double> p99_us,
+                                     std::optional<double> p99_times_alone,
+                                     std::optional<double> within_best) {
+  const int given = p99_us.has_value() + p99_times_alone.has_value() + within_best.has_value();
+  if (given != 1)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.tune",
+                        "give one objective: p99_us (a bound in us), p99_times_alone (a factor "
+                        "over the p99 alone) or within_best (a fraction of the best p99)");
+  if (p99_us)
+    return {measure::tune_goal::p99_at_most_us, *p99_us};
+  if (p99_times_alone)
+    return {measure::tune_goal::p99_at_most_times_alone, *p99_times_alone};
+  return {measure::tune_goal::smallest_within_best, *within_best};
+}
+
+measure::tune_search search_of(const std::string &name) {
+  if (name == "guided")
+    return measure::tune_search::guided;
+  if (name == "exhaustive")
+    return measure::tune_search::exhaustive;
+  if (name == "both")
+    return measure::tune_search::both;
+  throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.tune",
+                      "search is 'guided', 'exhaustive' or 'both', not '" + name + "'");
+}
+
 void bind_workloads(nb::module_ &m) {
   nb::class_<measure::critical_workload>(
       m, "CriticalWorkload",
@@ -130,7 +209,7 @@ void bind_workloads(nb::module_ &m) {
   m.def(
       "kernel_critical",
       [](const device &dev, unsigned blocks, double block_time_us) {
-        return measure::kernel_critical(dev, blocks, whole_us(block_time_us, "block_time_us"));
+        return measure::kernel_critical(dev, blocks, whole_us(block_time_us, "block_time_us", 0));
       },
       "device"_a, "blocks"_a = 8, "block_time_us"_a = 20, nb::keep_alive<0, 1>(),
       "bench's kernel critical work: `blocks` blocks spinning block_time_us each, timed on the "
@@ -164,21 +243,12 @@ void bind_measure(nb::module_ &m) {
          const measure::background_workload &background, unsigned samples, unsigned warmup,
          unsigned rounds, double gap_us, double rate_window_ms, std::vector<std::string> placements,
          measure::progress_fn progress) {
-        if (!(gap_us >= 0) || gap_us != static_cast<double>(static_cast<long long>(gap_us)))
-          throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_contention",
-                              "gap_us is a whole number of microseconds, at least 0, not " +
-                                  std::to_string(gap_us));
-        if (!(rate_window_ms >= 1) ||
-            rate_window_ms != static_cast<double>(static_cast<long long>(rate_window_ms)))
-          throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_contention",
-                              "rate_window_ms is a whole number of milliseconds, at least 1, not " +
-                                  std::to_string(rate_window_ms));
         const measure::contention_config cfg{
             samples,
             warmup,
             rounds,
-            std::chrono::microseconds(static_cast<long long>(gap_us)),
-            std::chrono::milliseconds(static_cast<long long>(rate_window_ms)),
+            whole_us(gap_us, "gap_us", 0),
+            std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds")),
             std::move(placements)};
         measure::contention_result r;
         {
@@ -194,4 +264,34 @@ void bind_measure(nb::module_ &m) {
       "Measures the critical work's latency beside the background under each placement (alone, "
       "shared, priority, green contexts, the trap), with the critical work on partitions[0] and "
       "the background on partitions[1]; returns a dict of distributions (us) and rates.");
+  m.def(
+      "tune",
+      [](const device &dev, const measure::critical_workload &critical,
+         const measure::background_workload &background, std::optional<double> p99_us,
+         std::optional<double> p99_times_alone, std::optional<double> within_best,
+         const std::string &search, unsigned samples, unsigned confirm_samples, unsigned rounds,
+         double gap_us, std::vector<unsigned> sizes, measure::progress_fn progress) {
+        measure::tune_config cfg;
+        cfg.objective = objective_of(p99_us, p99_times_alone, within_best);
+        cfg.search = search_of(search);
+        cfg.samples = samples;
+        cfg.confirm_samples = confirm_samples;
+        cfg.rounds = rounds;
+        cfg.gap = whole_us(gap_us, "gap_us", 0);
+        cfg.sizes = std::move(sizes);
+        measure::tune_result r;
+        {
+          nb::gil_scoped_release release;
+          r = measure::tune(dev, critical, background, cfg, progress);
+        }
+        return tune_dict(r);
+      },
+      "device"_a, "critical"_a, "background"_a, nb::kw_only(), "p99_us"_a = nb::none(),
+      "p99_times_alone"_a = nb::none(), "within_best"_a = nb::none(), "search"_a = "guided",
+      "samples"_a = 300, "confirm_samples"_a = 1000, "rounds"_a = 2, "gap_us"_a = 100,
+      "sizes"_a = std::vector<unsigned>{}, "progress"_a = nb::none(),
+      "Chooses the split by measurement: the critical work on N SMs, the background on the rest, "
+      "for each N this GPU makes, and the N that meets the objective with the most background "
+      "throughput. Returns a dict: split ('24,rest' or None), reason, curve, pareto, and each "
+      "search's answer.");
 }

@@ -59,6 +59,7 @@ from ._greenctx import (  # noqa: F401
 
 from ._greenctx import _Pool
 from ._greenctx import measure_contention as _measure_contention
+from ._greenctx import tune as _tune
 
 __version__ = "0.1.0"
 
@@ -183,6 +184,12 @@ def measure_contention(device, partitions, critical, background, **options):
     samples and summaries in microseconds (host, gpu, start_delay) and the background's rate.
     Times include the launch call itself, as a caller of the work would see it.
     """
+    critical, background = _workloads(critical, background)
+    return _measure_contention(device, partitions, critical, background, **options)
+
+
+def _workloads(critical, background):
+    """The two workloads as workload objects: plain callables are wrapped."""
     if not isinstance(critical, CriticalWorkload):
         if not callable(critical):
             raise TypeError("critical is a CriticalWorkload or a callable taking a stream")
@@ -192,4 +199,24 @@ def measure_contention(device, partitions, critical, background, **options):
             raise TypeError("background is a BackgroundWorkload or a callable taking a stream "
                             "and returning the work it enqueued")
         background = BackgroundWorkload(background)
-    return _measure_contention(device, partitions, critical, background, **options)
+    return critical, background
+
+
+def tune(device, critical, background, **options):
+    """Chooses the split by measurement: the critical work on N SMs and the background on the
+    rest, for the sizes N this GPU makes, each measured with both running.
+
+    Workloads as for ``measure_contention``. One objective: ``p99_us`` (the critical p99 at most
+    that many us), ``p99_times_alone`` (at most that factor over its p99 alone on the whole GPU)
+    or ``within_best`` (the smallest partition within that fraction of the best split's p99).
+    ``search``: "guided" (default: bisection over the sizes, then the choice and its neighbours
+    re-measured with ``confirm_samples``), "exhaustive" (every size with ``confirm_samples``) or
+    "both" (the report then has both answers and their times). Other options: ``samples``
+    (300), ``confirm_samples`` (1000), ``rounds`` (2), ``gap_us`` (100), ``sizes`` (the critical
+    sizes to consider), ``progress``. Returns a dict: ``split`` ("24,rest", or None when no split
+    meets the objective), ``reason``, ``curve`` (per size: critical p99 and background rate),
+    ``pareto``, ``alone`` and each search's answer. ``PartitionSet.create(device, r["split"])``
+    makes the chosen split.
+    """
+    critical, background = _workloads(critical, background)
+    return _tune(device, critical, background, **options)

@@ -197,3 +197,24 @@ def test_measure_contention_built_ins_errors_and_exceptions(gpu):
     with pytest.raises(ValueError, match="the user's own error"):
         greenctx.measure_contention(gpu, parts, fails, greenctx.spin_background(gpu, 1, 50),
                                     **QUICK)
+
+
+def test_tune_with_python_workloads(gpu):
+    """tune over Python callables: both searches on three sizes; the answer is a split to make."""
+    def critical(stream):
+        greenctx.fill_sms(stream, 0.00002)
+
+    def background(stream):
+        return float(greenctx.fill_sms(stream, 0.0005))
+
+    r = greenctx.tune(gpu, critical, background, p99_times_alone=1000, search="both",
+                      samples=20, confirm_samples=40, sizes=[8, 16, 32])
+    assert [p["critical_sms"] for p in r["curve"]] == [8, 16, 32]
+    assert r["split"] == f"{r['exhaustive']['chosen']},rest", r["reason"]
+    assert r["guided"]["chosen"] in (8, 16, 32) and r["pareto"]
+    parts = greenctx.PartitionSet.create(gpu, r["split"])
+    assert parts[0].obtained == r["exhaustive"]["chosen"]
+    with pytest.raises(greenctx.RequestError, match="give one objective"):
+        greenctx.tune(gpu, critical, background, p99_us=40, within_best=0.1)
+    with pytest.raises(greenctx.RequestError, match="not a split this GPU makes"):
+        greenctx.tune(gpu, critical, background, p99_us=40, sizes=[12])
