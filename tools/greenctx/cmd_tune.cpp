@@ -77,14 +77,14 @@ std::string text(const measure::tune_result &r, const device &dev) {
                     p.critical.p99 <= limit ? "yes" : "no", pareto ? "yes" : "",
                     r.answer().chosen == p.critical_sms ? "<- chosen" : ""});
   }
-  out += text_table({{"split", align::left},
-                     {"bg SMs"},
-                     {"p50 us"},
-                     {"p99 us"},
-                     {"background"},
-                     {"samples"},
-                     {"meets", align::left},
-                     {"pareto", align::left},
+  out += text_table({{"split", align::left, 9},
+                     {"bg SMs", align::right, 6},
+                     {"p50 us", align::right, 7},
+                     {"p99 us", align::right, 7},
+                     {"background", align::right, 18},
+                     {"samples", align::right, 7},
+                     {"meets", align::left, 5},
+                     {"pareto", align::left, 6},
                      {"", align::left}},
                     rows);
   out += "\n";
