@@ -3,6 +3,7 @@
 #include "bench/workload_options.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "report/json.hpp"
 #include "report/output.hpp"
 #include "report/table.hpp"
 #include "sm_list_option.hpp"
@@ -105,11 +106,6 @@ std::string text(const measure::tune_result &r, const device &dev) {
                                          "--critical-sms {})\n",
                                          r.split(), r.split().substr(0, r.split().find(',')));
   return out;
-}
-
-nlohmann::json summary_json(const measure::summary &s) {
-  return {{"count", s.count}, {"min", s.min}, {"p50", s.p50},   {"p90", s.p90},
-          {"p99", s.p99},     {"max", s.max}, {"mean", s.mean}, {"stdev", s.stdev}};
 }
 
 nlohmann::json point_json(const measure::tune_result &r, const measure::tune_point &p) {
