@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 namespace {
 
 using greenctx::measure::percentile_sorted;
+using greenctx::measure::quantile_interval;
 using greenctx::measure::summarize;
 
 // 1, 2, ..., n
@@ -150,6 +153,43 @@ TEST(Summarize, LeavesTheCallersSamplesAlone) {
   const std::vector<double> v = {3, 1, 2};
   summarize(v);
   EXPECT_EQ(v, (std::vector<double>{3, 1, 2}));
+}
+
+// ---- quantile_interval -------------------------------------------------------------------------
+
+TEST(QuantileInterval, RanksAroundTheQuantile) {
+  // n q = 990, 1.96 sqrt(n q (1 - q)) = 6.17: the 983rd and the 997th of 1000.
+  const auto a = quantile_interval(one_to(1000), 0.99);
+  EXPECT_EQ(a.low, 983);
+  EXPECT_EQ(a.high, 997);
+  // 300 samples: from the 293rd to the largest (rank 301 is past the end).
+  const auto b = quantile_interval(one_to(300), 0.99);
+  EXPECT_EQ(b.low, 293);
+  EXPECT_EQ(b.high, 300);
+  const auto none = quantile_interval({}, 0.99);
+  EXPECT_EQ(none.low, 0);
+  EXPECT_EQ(none.high, 0);
+  const auto one = quantile_interval({7}, 0.99);
+  EXPECT_EQ(one.low, 7);
+  EXPECT_EQ(one.high, 7);
+}
+
+TEST(QuantileInterval, HoldsTheTrueQuantileAboutNineteenTimesInTwenty) {
+  // Uniform samples on [0, 1): the true p99 is 0.99. Seeded: the same draws every run.
+  std::mt19937_64 gen(27);
+  std::uniform_real_distribution<double> u(0, 1);
+  int held = 0;
+  constexpr int trials = 2000;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> v(1000);
+    for (auto &x : v)
+      x = u(gen);
+    std::sort(v.begin(), v.end());
+    const auto i = quantile_interval(v, 0.99);
+    held += i.low <= 0.99 && 0.99 <= i.high;
+  }
+  EXPECT_GT(held, trials * 0.92);
+  EXPECT_LT(held, trials * 0.985);
 }
 
 } // namespace
