@@ -207,12 +207,16 @@ tune_answer search_split(const std::vector<unsigned> &sizes, const tune_config &
       s.confirmed(i);
     return s.finish(t0);
   }
-  // The critical p99 falls as its SMs grow, so the largest split is the one most likely to meet
-  // the objective (and anchors "within X of the best"): confirmed first.
+  // The critical p99 falls as its SMs grow. For "within X of the best" the largest split anchors
+  // the bound, so it is confirmed first; a fixed bound needs it only if nothing smaller meets it
+  // (the largest is also the costliest to measure: a background sized for the whole GPU runs many
+  // times longer on the few SMs left to it, and a measurement ends with its launches).
   const std::size_t top = sizes.size() - 1;
-  if (!s.meets(s.confirmed(top)))
+  const bool anchored = cfg.objective.goal == tune_goal::smallest_within_best;
+  if (anchored && !s.meets(s.confirmed(top)))
     return s.finish(t0); // none is expected to: said with the closest
-  // Bisection for the smallest size that meets it, with the search's samples.
+  // Bisection for the smallest size that meets it, with the search's samples (the largest
+  // assumed to meet it until measured).
   std::size_t lo = 0, hi = top;
   while (lo < hi) {
     const std::size_t mid = (lo + hi) / 2;
@@ -221,6 +225,8 @@ tune_answer search_split(const std::vector<unsigned> &sizes, const tune_config &
     else
       lo = mid + 1;
   }
+  if (hi == top && !s.meets(s.confirmed(top)))
+    return s.finish(t0);
   // Confirmed with more samples: up while the found size fails, down while the one below meets,
   // and the neighbour above measured too (its rate may be higher: whole waves).
   std::size_t i = hi;
@@ -291,6 +297,13 @@ tune_result tune(const device &dev, const critical_workload &critical,
     return it->second;
   };
   const auto t0 = clock::now();
+  // About how many measurements the tune takes: the bisection's, three to confirm, the repeat;
+  // every size for an exhaustive search.
+  const auto bisection = static_cast<unsigned>(std::ceil(std::log2(out.candidates.size() + 1)));
+  const unsigned expected =
+      (cfg.search != tune_search::exhaustive ? bisection + 3 : 0) +
+      (cfg.search != tune_search::guided ? static_cast<unsigned>(out.candidates.size()) : 0) +
+      (cfg.repeat ? 1 : 0);
   unsigned count = 0;
   const auto one = [&](unsigned sms, unsigned samples, const char *placement) {
     contention_config how;
@@ -303,17 +316,29 @@ tune_result tune(const device &dev, const critical_workload &critical,
     return measure_contention(dev, set_of(sms), critical, background, how);
   };
   const tune_measure_fn measure = [&](unsigned sms, unsigned samples) {
-    if (progress)
-      progress("measuring " + std::to_string(sms) + ",rest (" + std::to_string(samples) +
-               " samples): " + std::to_string(count) + " measured, " +
-               std::to_string(static_cast<int>(seconds_since(t0))) + " s so far");
+    if (progress) {
+      const double so_far = seconds_since(t0);
+      std::string line = "measuring " + std::to_string(sms) + ",rest (" + std::to_string(samples) +
+                         " samples): measurement " + std::to_string(count + 1) + " of about " +
+                         std::to_string(std::max(expected, count + 1)) + ", " +
+                         std::to_string(static_cast<int>(so_far)) + " s so far";
+      if (count > 0 && expected > count)
+        line += ", about " +
+                std::to_string(static_cast<int>(std::ceil(so_far / count * (expected - count)))) +
+                " s left";
+      progress(line);
+    }
     const auto m0 = clock::now();
     const contention_result r = one(sms, samples, "green");
     ++count;
     tune_point p;
     p.critical_sms = sms;
     p.background_sms = r.background_sms;
-    p.critical = r.placements.at(0).critical->gpu;
+    const critical_stats &c = *r.placements.at(0).critical;
+    p.critical = c.gpu;
+    std::vector<double> sorted = c.gpu_us;
+    std::sort(sorted.begin(), sorted.end());
+    p.p99_interval = quantile_interval(sorted, 0.99);
     p.background_rate = r.placements.at(0).background->rate();
     p.seconds = seconds_since(m0);
     return p;
@@ -326,6 +351,12 @@ tune_result tune(const device &dev, const critical_workload &critical,
     out.guided = search_split(out.candidates, cfg, out.alone.p99, false, measure);
   if (cfg.search != tune_search::guided)
     out.exhaustive = search_split(out.candidates, cfg, out.alone.p99, true, measure);
+  if (cfg.repeat && out.answer().chosen) {
+    if (progress)
+      progress("the chosen split once more");
+    out.repeat = measure(*out.answer().chosen, cfg.confirm_samples);
+    out.repeat_meets = out.repeat->critical.p99 <= out.answer().limit_us;
+  }
 
   std::map<unsigned, tune_point> best;
   for (const auto *a : {&out.guided, &out.exhaustive})

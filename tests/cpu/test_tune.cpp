@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -112,6 +113,33 @@ TEST(Tune, ConfirmingWithMoreSamplesCorrectsAMisleadingSearchSample) {
   };
   const auto a = search_split(sizes, with(tune_goal::p99_at_most_us, 60), 30, false, noisy);
   EXPECT_EQ(a.chosen, 24u) << a.reason;
+}
+
+TEST(Tune, AFixedBoundMeasuresTheLargestSplitOnlyWhenNothingSmallerMeetsIt) {
+  // The largest split leaves the background the fewest SMs: its kernels, sized for the whole GPU,
+  // run longest there, and a measurement waits for them (on the H200, 3 s of a 4 s tune).
+  const auto sizes_measured = [](const tune_answer &a) {
+    std::vector<unsigned> out;
+    for (const auto &p : a.measured)
+      out.push_back(p.critical_sms);
+    return out;
+  };
+  curve c = falling();
+  const auto met = search_split(sizes, with(tune_goal::p99_at_most_us, 60), 30, false, c.fn());
+  EXPECT_EQ(met.chosen, 24u);
+  const auto measured = sizes_measured(met);
+  EXPECT_EQ(std::count(measured.begin(), measured.end(), 128u), 0) << met.reason;
+  curve none = falling();
+  const auto missed =
+      search_split(sizes, with(tune_goal::p99_at_most_us, 10), 30, false, none.fn());
+  EXPECT_EQ(missed.closest, 128u);
+  EXPECT_EQ(sizes_measured(missed).back(), 128u);
+  EXPECT_EQ(missed.measured.back().critical.count, tune_config{}.confirm_samples);
+  // "Within X of the best" is anchored by the largest split: measured first.
+  curve w = falling();
+  const auto within =
+      search_split(sizes, with(tune_goal::smallest_within_best, 0.5), 30, false, w.fn());
+  EXPECT_EQ(sizes_measured(within).front(), 128u);
 }
 
 TEST(Tune, ParetoFrontKeepsWhatNothingBeatsOnBoth) {

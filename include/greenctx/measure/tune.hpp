@@ -42,14 +42,18 @@ struct tune_config {
   std::chrono::microseconds gap{100};
   /// Critical partition sizes to consider; empty: every N,rest this GPU can make.
   std::vector<unsigned> sizes;
+  /// After the search, the chosen split measured once more (confirm_samples), independently:
+  /// whether the answer holds on a second measurement (tune_result::repeat).
+  bool repeat = true;
 };
 
 /// One measurement of one split.
 struct tune_point {
   unsigned critical_sms = 0, background_sms = 0;
-  summary critical;           ///< device time of the critical work, us
-  double background_rate = 0; ///< work per second (divide by the unit scale to show it)
-  double seconds = 0;         ///< what measuring it took
+  summary critical;                     ///< device time of the critical work, us
+  std::optional<interval> p99_interval; ///< about 95% confidence for the p99 (quantile_interval)
+  double background_rate = 0;           ///< work per second (divide by the unit scale to show it)
+  double seconds = 0;                   ///< what measuring it took
 };
 
 /// What one search found.
@@ -74,6 +78,10 @@ struct tune_result {
   std::vector<tune_point> curve;
   /// Sizes on the Pareto front of curve (no other has both a lower p99 and a higher rate).
   std::vector<unsigned> pareto;
+  /// The chosen split measured again after the search (tune_config::repeat), and whether that
+  /// measurement meets the objective's bound too. Not in the curve, nor in either search's time.
+  std::optional<tune_point> repeat;
+  bool repeat_meets = false;
   /// The answer to use: the exhaustive one when measured, else the guided one.
   const tune_answer &answer() const { return exhaustive ? *exhaustive : *guided; }
   /// "24,rest" for the chosen split (empty when none met the objective).
