@@ -1,5 +1,7 @@
 #include "cli_common.hpp"
 
+#include "build_commit.hpp"
+
 #include <fmt/format.h>
 
 #include <climits>
@@ -55,6 +57,7 @@ nlohmann::json environment_json(const driver_info &drv, const device &dev) {
       {"sm_count", sms.sm_count()},
       {"min_partition", sms.min_partition_size()},
       {"coscheduled_alignment", sms.coscheduled_alignment()},
+      {"commit", build_commit()},
   };
 }
 

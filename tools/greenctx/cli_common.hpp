@@ -38,7 +38,7 @@ int exit_code_for(const error &e) noexcept;
 /// Prints "greenctx: <message>" to stderr.
 void print_error(const std::string &message);
 
-/// Environment every result carries: driver, toolkit, GPU, SMs, granularity.
+/// Environment every result carries: driver, toolkit, GPU, SMs, granularity, greenctx commit.
 nlohmann::json environment_json(const driver_info &drv, const device &dev);
 
 /// The current time in UTC, "2026-12-01T03:00:00Z", for the date of a result.
