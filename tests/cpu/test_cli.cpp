@@ -738,6 +738,42 @@ const std::string results_dir =
                                                    : GREENCTX_SOURCE_DIR) +
     "/bench/results/2026-11-29-h200";
 
+// A tune of the H200 saved before the report model (schema 1) reported again in every format
+// without a GPU, and its record read back to the same text; files of other kinds are refused.
+TEST(Cli, TuneFromSavedRunsOfBothSchemas) {
+  temp_dir dir;
+  const std::string eleventh = results_dir + "/../2026-12-02-h200-eleventh/";
+  const std::string old = eleventh + "tune-call3-14e2a02/tune-memory-kernel-1.json";
+  const std::string json = (dir.path / "t.json").string(), csv = (dir.path / "t.csv").string(),
+                    svg = (dir.path / "t.svg").string(), md = (dir.path / "t.md").string();
+  const auto first = run_cli(
+      {"tune", "--from", old, "--json", json, "--csv", csv, "--svg", svg, "--markdown", md});
+  EXPECT_EQ(first.exit_code, exit_ok) << first;
+  EXPECT_TRUE(contains(first.out, "use: 40,rest")) << first;
+  EXPECT_TRUE(contains(first.out, "guided against exhaustive: 16 SMs against 40")) << first;
+  const auto again = run_cli({"tune", "--from", json});
+  EXPECT_EQ(again.exit_code, exit_ok) << again;
+  EXPECT_EQ(again.out, first.out);
+  for (const auto &f : {csv, svg, md})
+    EXPECT_GT(std::filesystem::file_size(f), 100u) << f;
+  const auto bench = run_cli({"tune", "--from", eleventh + "bench-spin-kernel.json"});
+  expect_error(bench, exit_usage);
+  EXPECT_TRUE(contains(bench.err, "holds a greenctx.bench result, not a greenctx.tune one"))
+      << bench;
+  // A bench file from before files had a kind: not taken for a tune of the first schema.
+  const auto kindless =
+      run_cli({"tune", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
+  expect_error(kindless, exit_usage);
+  EXPECT_TRUE(contains(kindless.err, "is not a greenctx tune JSON file")) << kindless;
+  std::ofstream(dir.path / "bad.json") << R"({"kind": "greenctx.tune", "schema": 2, "title": 3})";
+  const auto bad = run_cli({"tune", "--from", (dir.path / "bad.json").string()});
+  expect_error(bad, exit_usage);
+  EXPECT_TRUE(contains(bad.err, "is not a greenctx tune JSON file")) << bad;
+  const auto nowhere = run_cli({"tune", "--csv", "/nonexistent/t.csv"});
+  expect_error(nowhere, exit_usage);
+  EXPECT_TRUE(contains(nowhere.err, "the folder '/nonexistent' does not exist")) << nowhere;
+}
+
 TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
   const auto r = run_cli(
       {"bench", "--from", results_dir + "/rounds/bench-spin-kernel-1.json", "--check-targets"});

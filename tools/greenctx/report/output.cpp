@@ -90,37 +90,109 @@ void check_output_paths(const std::string &command, const output_options &opt) {
   check_writable(command, "--markdown", opt.markdown);
 }
 
-void print_report(const std::string &command, std::string_view kind, const output_options &opt,
-                  const report_writers &writers) {
+namespace {
+
+// What a report writes, each rendering made only when it is printed or its file was asked for;
+// json_text(pretty) is the stamped document.
+struct renderings {
+  std::function<std::string()> text, markdown;
+  std::function<std::string(bool pretty)> json_text;
+  std::function<std::string()> csv, svg;
+};
+
+void emit(const std::string &command, const output_options &opt, const renderings &r) {
   if (!json_replaces_text(opt.json)) {
     std::fflush(stdout); // after what a measured program printed
-    std::fputs(writers.text().c_str(), stdout);
+    std::fputs(r.text().c_str(), stdout);
   }
   if (!opt.markdown.empty())
-    write_file(command, opt.markdown, writers.markdown());
-  if (!opt.json.empty())
-    write_json(command, kind, opt.json, writers.json());
+    write_file(command, opt.markdown, r.markdown());
+  if (json_replaces_text(opt.json))
+    std::fputs(r.json_text(true).c_str(), stdout);
+  else if (!opt.json.empty())
+    write_file(command, opt.json, r.json_text(false));
   if (!opt.csv.empty())
-    write_file(command, opt.csv, writers.csv());
+    write_file(command, opt.csv, r.csv());
   if (!opt.svg.empty())
-    write_file(command, opt.svg, writers.svg());
+    write_file(command, opt.svg, r.svg());
 }
 
-int report_saved(const std::string &command, std::string_view kind, const std::string &path,
-                 const std::function<int(const nlohmann::json &)> &report) {
+std::string dumped(const auto &json, bool pretty) {
+  return json.dump(pretty ? 2 : 1) + "\n";
+}
+
+[[noreturn]] void not_a_file_of(const std::string &command, const std::string &path,
+                                const char *why) {
+  reject(command, "'" + path + "' is not a " + command + " JSON file: " + why);
+}
+
+template <class Json> Json parsed(const std::string &command, const std::string &path) {
   std::ifstream f(path);
   if (!f)
     reject(command, "cannot read '" + path + "'");
   try {
-    const nlohmann::json j = nlohmann::json::parse(f);
-    if (j.is_object() && j.contains("kind") && j["kind"] != kind_name(kind))
-      reject(command,
-             fmt::format("'{}' holds a {} result, not a {} one", path,
-                         j["kind"].is_string() ? j["kind"].get<std::string>() : j["kind"].dump(),
-                         kind_name(kind)));
+    return Json::parse(f);
+  } catch (const nlohmann::json::exception &e) {
+    not_a_file_of(command, path, e.what());
+  }
+}
+
+// Refuses a document that names a kind other than `kind`.
+template <class Json>
+void check_kind(const std::string &command, std::string_view kind, const std::string &path,
+                const Json &j) {
+  if (j.is_object() && j.contains("kind") && j["kind"] != kind_name(kind))
+    reject(command, fmt::format("'{}' holds a {} result, not a {} one", path,
+                                j["kind"].is_string() ? j["kind"].template get<std::string>()
+                                                      : j["kind"].dump(),
+                                kind_name(kind)));
+}
+
+} // namespace
+
+void print_report(const std::string &command, std::string_view kind, const output_options &opt,
+                  const report_writers &writers) {
+  emit(command, opt,
+       {writers.text, writers.markdown,
+        [&](bool pretty) { return dumped(stamped(kind, writers.json()), pretty); }, writers.csv,
+        writers.svg});
+}
+
+void print_record(const std::string &command, const output_options &opt, const report::record &r) {
+  emit(command, opt,
+       {[&] { return report::to_text(r); }, [&] { return report::to_markdown(r); },
+        [&](bool pretty) { return dumped(report::to_json(r), pretty); },
+        [&] { return report::to_csv(r); }, [&] { return report::to_svg(r); }});
+}
+
+report::record read_record(const std::string &command, std::string_view kind,
+                           const std::string &path,
+                           const std::function<report::record(const nlohmann::json &)> &older) {
+  const auto j = parsed<nlohmann::ordered_json>(command, path);
+  check_kind(command, kind, path, j);
+  try {
+    if (j.is_object() && !j.contains("tables") && older)
+      return older(nlohmann::json::parse(j.dump()));
+    report::record r = report::from_json(j);
+    if (r.kind != kind)
+      reject(command, fmt::format("'{}' holds a {} result, not a {} one", path, kind_name(r.kind),
+                                  kind_name(kind)));
+    return r;
+  } catch (const nlohmann::json::exception &e) {
+    not_a_file_of(command, path, e.what());
+  } catch (const std::out_of_range &e) {
+    not_a_file_of(command, path, e.what());
+  }
+}
+
+int report_saved(const std::string &command, std::string_view kind, const std::string &path,
+                 const std::function<int(const nlohmann::json &)> &report) {
+  const auto j = parsed<nlohmann::json>(command, path);
+  check_kind(command, kind, path, j);
+  try {
     return report(j);
   } catch (const nlohmann::json::exception &e) {
-    reject(command, "'" + path + "' is not a " + command + " JSON file: " + e.what());
+    not_a_file_of(command, path, e.what());
   }
 }
 

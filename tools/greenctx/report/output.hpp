@@ -4,6 +4,8 @@
 // --markdown and --from, registered, checked, written and read back the same way for each.
 #pragma once
 
+#include "report/record.hpp"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,18 @@ struct report_writers {
 /// asks for, the JSON stamped with `kind`. Throws request_error when one cannot be written.
 void print_report(const std::string &command, std::string_view kind, const output_options &opt,
                   const report_writers &writers);
+
+/// Prints the record on stdout (report::to_text, or its JSON with `--json -`) and writes every
+/// file `opt` asks for. Throws request_error when one cannot be written.
+void print_record(const std::string &command, const output_options &opt, const report::record &r);
+
+/// --from FILE of a command that prints records: the record FILE holds. A document of another
+/// kind is refused, naming it; one written before the record (no "tables") goes to `older`,
+/// which converts it, or is refused when there is none. Throws request_error when the file cannot
+/// be read or is not of that shape: "'FILE' is not a <command> JSON file: ...".
+report::record read_record(const std::string &command, std::string_view kind,
+                           const std::string &path,
+                           const std::function<report::record(const nlohmann::json &)> &older = {});
 
 /// --from FILE: parses the saved JSON and hands it to `report`, which returns the exit code. A
 /// document of another kind is refused, naming it; one without a kind (written before there

@@ -1,0 +1,247 @@
+// The report model (report/record.hpp): every rendering of one record, the JSON read back to the
+// same record, refusals of documents of another shape; and tune's record (tune_report.hpp), with
+// the tune files written before the record read back.
+#include "report/output.hpp"
+#include "report/record.hpp"
+#include "tune_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace greenctx::cli {
+namespace {
+
+using report::cell;
+
+report::record sample() {
+  report::record r;
+  r.kind = "sample";
+  r.title = "a <sample> & its record";
+  r.environment = {{"gpu", "GPU", "Synthetic H200", {}}, {"sm_count", "SMs", 132.0, {"", 0}}};
+  r.config = {{"samples", "samples", 300.0, {"", 0}}, {"search", "search", "both", {}}};
+  r.values = {{"p99_us", "p99", 41.25, {"us", 1}},
+              {"missing", "not measured", cell{}, {"us", 1}},
+              {"share", "share", 0.98765, {"", 3}},
+              {"measurements", "measurements made", 7.0, {"", 0}, true}};
+  report::series curve{"curve",
+                       "the curve",
+                       {{"sms", "SMs", {"", 0}},
+                        {"p99_us", "p99", {"us", 1}},
+                        {"rate", "rate", {"TFLOP/s", 2}},
+                        {"note", "note", {}, align::left}}};
+  curve.rows = {{8.0, 90.04, 612.345, "a, \"quoted\" note"},
+                {16.0, 50.0, cell{}, ""},
+                {24.0, 41.25, 598.0, "<- chosen"}};
+  report::series order{"order", "in measuring order", {{"i", "#", {"", 0}}}};
+  order.rows = {{1.0}, {2.0}};
+  order.detail = true;
+  r.tables = {curve, order};
+  r.notes = {"use: 24,rest", "second note"};
+  r.figures = {{"p99 by SMs",
+                "curve",
+                "sms",
+                {"p99_us"},
+                "us",
+                {{"limit", "the bound", 60.0, {"us", 1}}},
+                24.0}};
+  return r;
+}
+
+TEST(Record, TextShowsTheTablesPeopleReadAndTheNotesLast) {
+  const std::string t = report::to_text(sample());
+  EXPECT_EQ(t.rfind("a <sample> & its record\n", 0), 0u) << t;
+  EXPECT_NE(t.find("GPU Synthetic H200, SMs 132\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("asked: samples 300, search both\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("p99: 41.2 us\n"), std::string::npos) << t; // 41.25 to one decimal, as printf
+  EXPECT_NE(t.find("not measured: -\n"), std::string::npos) << t;
+  // Units in the headings, numbers aligned right, text left, nothing as "-".
+  EXPECT_NE(t.find("SMs  p99 us  rate TFLOP/s  note\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  8    90.0        612.35  a, \"quoted\" note\n"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 16    50.0             -\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("in measuring order"), std::string::npos) << t; // a detail table
+  EXPECT_EQ(t.find("measurements made"), std::string::npos) << t;  // a detail value
+  EXPECT_NE(t.find("\nuse: 24,rest\nsecond note\n"), std::string::npos) << t;
+}
+
+TEST(Record, MarkdownHasEveryTable) {
+  const std::string m = report::to_markdown(sample());
+  EXPECT_EQ(m.rfind("# a <sample> & its record\n", 0), 0u) << m;
+  EXPECT_NE(m.find("- SMs: 132\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("| SMs | p99 us | rate TFLOP/s | note |\n|---:|---:|---:|---|\n"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("## in measuring order"), std::string::npos) << m;
+}
+
+TEST(Record, CsvIsTheFirstTableWithExactNumbers) {
+  EXPECT_EQ(report::to_csv(sample()), "sms,p99_us,rate,note\n"
+                                      "8,90.04,612.345,\"a, \"\"quoted\"\" note\"\n"
+                                      "16,50,,\n"
+                                      "24,41.25,598,<- chosen\n");
+}
+
+TEST(Record, JsonReadsBackToTheSameRecord) {
+  const report::record r = sample();
+  const auto j = report::to_json(r);
+  EXPECT_EQ(j["kind"], "greenctx.sample");
+  EXPECT_EQ(j["values"]["p99_us"]["value"], 41.25);
+  EXPECT_EQ(j["values"]["p99_us"]["unit"], "us");
+  EXPECT_TRUE(j["values"]["missing"]["value"].is_null());
+  EXPECT_TRUE(j["environment"]["sm_count"]["value"].is_number_integer());
+  EXPECT_EQ(j["tables"]["curve"]["rows"][0]["rate"], 612.345);
+  EXPECT_EQ(j["values"]["measurements"]["detail"], true);
+  const auto again = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_json(again), j);
+  EXPECT_EQ(report::to_text(again), report::to_text(r));
+  EXPECT_EQ(report::to_svg(again), report::to_svg(r));
+}
+
+TEST(Record, DocumentsOfAnotherShapeAreRefused) {
+  const auto good = report::to_json(sample());
+  const auto refused = [&](auto change, const char *why) {
+    auto j = good;
+    change(j);
+    EXPECT_ANY_THROW(report::from_json(j)) << why;
+  };
+  refused([](auto &j) { j.erase("tables"); }, "no tables");
+  refused([](auto &j) { j["kind"] = "sample"; }, "a kind without greenctx.");
+  refused([](auto &j) { j["schema"] = 1.5; }, "a fractional schema");
+  refused([](auto &j) { j["values"]["p99_us"]["digits"] = 1000000; }, "digits out of range");
+  refused([](auto &j) { j["values"]["p99_us"]["value"] = nlohmann::ordered_json::array(); },
+          "a list as a value");
+  refused([](auto &j) { j["tables"]["curve"]["rows"][0] = 3; }, "a row that is not an object");
+  refused([](auto &j) { j["tables"]["curve"]["fields"]["note"]["align"] = "middle"; },
+          "an unknown alignment");
+  refused([](auto &j) { j["figures"][0]["y"][0] = "nothing"; }, "a figure of an unknown field");
+  refused([](auto &j) { j["figures"][0]["series"] = "nothing"; }, "a figure of an unknown table");
+}
+
+TEST(Record, SvgDrawsEachFigureWithItsRulesAndMark) {
+  const std::string s = report::to_svg(sample());
+  EXPECT_EQ(s.rfind("<svg", 0), 0u);
+  EXPECT_NE(s.find("a &lt;sample&gt; &amp; its record"), std::string::npos);
+  EXPECT_NE(s.find("p99 by SMs"), std::string::npos);
+  EXPECT_NE(s.find("the bound"), std::string::npos);
+  EXPECT_NE(s.find("<polyline"), std::string::npos);
+  report::record empty = sample();
+  empty.tables[0].rows.clear();
+  EXPECT_NE(report::to_svg(empty).find("nothing measured to draw"), std::string::npos);
+}
+
+// A tune over four sizes, both searches, the chosen split measured again.
+measure::tune_result synthetic_tune() {
+  measure::tune_result r;
+  r.cfg.objective = {measure::tune_goal::p99_at_most_us, 60};
+  r.cfg.search = measure::tune_search::both;
+  r.critical_name = "kernel";
+  r.background_name = "gemm";
+  r.background_unit = "TFLOP/s";
+  r.background_unit_scale = 1e12;
+  r.device_sms = 132;
+  r.candidates = {8, 16, 24, 32};
+  r.alone.p50 = 28, r.alone.p99 = 30, r.alone.count = 1000;
+  const auto point = [](unsigned n, double p99, double tflops) {
+    measure::tune_point p;
+    p.critical_sms = n;
+    p.background_sms = 132 - n;
+    p.critical.p99 = p99;
+    p.critical.p50 = p99 - 5;
+    p.critical.count = 1000;
+    p.p99_interval = measure::interval{p99 - 1, p99 + 2};
+    p.background_rate = tflops * 1e12;
+    p.seconds = 0.2;
+    return p;
+  };
+  r.curve = {point(8, 120, 600), point(16, 70, 590), point(24, 55, 580), point(32, 50, 560)};
+  r.pareto = {8, 16, 24, 32};
+  measure::tune_answer g;
+  g.chosen = 24;
+  g.limit_us = 60;
+  g.reason = "24 SMs: critical p99 55.0 us <= 60.0 us";
+  g.measured = {r.curve[1], r.curve[2], r.curve[3]};
+  g.seconds = 0.6;
+  measure::tune_answer e = g;
+  e.measured = r.curve;
+  e.seconds = 0.8;
+  r.guided = g;
+  r.exhaustive = e;
+  r.repeat = point(24, 56, 579);
+  r.repeat_meets = true;
+  return r;
+}
+
+TEST(TuneRecord, HoldsTheCurveTheAnswerAndTheRepeat) {
+  const measure::tune_result r = synthetic_tune();
+  const report::record rec = tune_record(r, {{"gpu", "GPU", "Synthetic", {}}}, "p99 <= 60 us");
+  EXPECT_EQ(rec.kind, "tune");
+  ASSERT_NE(rec.find("split"), nullptr);
+  EXPECT_EQ(std::get<std::string>(rec.find("split")->value), "24,rest");
+  EXPECT_DOUBLE_EQ(std::get<double>(rec.find("time_share")->value), 0.75);
+  EXPECT_EQ(std::get<std::string>(rec.find("repeat_meets")->value), "yes");
+  const auto *curve = rec.table("curve");
+  ASSERT_NE(curve, nullptr);
+  ASSERT_EQ(curve->rows.size(), 4u);
+  // Rates in the unit (TFLOP/s), the chosen row marked, the 95% interval of its p99.
+  EXPECT_EQ(std::get<double>(curve->rows[2][curve->index("background_rate")]), 580);
+  EXPECT_EQ(std::get<std::string>(curve->rows[2][curve->index("chosen")]), "<- chosen");
+  EXPECT_EQ(std::get<double>(curve->rows[2][curve->index("p99_high_us")]), 57);
+  EXPECT_EQ(std::get<std::string>(curve->rows[0][curve->index("meets")]), "no");
+  EXPECT_EQ(rec.table("guided")->rows.size(), 3u);
+  const std::string t = report::to_text(rec);
+  EXPECT_NE(t.find("\nuse: 24,rest (greenctx split/PartitionSet, bench --critical-sms 24)\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("guided against exhaustive: 24 SMs against 24, background rate 1.000 of the "
+                   "exhaustive choice's, in 0.75 of its time"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("measured again: 24 SMs, p99 56.0 us (within the bound 60.0 us)"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("the guided search's measurements"), std::string::npos) << t; // detail
+}
+
+TEST(TuneRecord, NoSplitMeetingTheObjectiveLeavesNothingToUse) {
+  measure::tune_result r = synthetic_tune();
+  r.guided->chosen.reset();
+  r.exhaustive->chosen.reset();
+  r.exhaustive->closest = 32;
+  r.repeat.reset();
+  const report::record rec = tune_record(r, {}, "p99 <= 10 us");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(rec.find("split")->value));
+  EXPECT_EQ(std::get<double>(rec.find("closest_sms")->value), 32);
+  EXPECT_EQ(rec.notes.back(), "no split to use: none met the objective");
+  EXPECT_EQ(rec.find("repeat_p99_us"), nullptr);
+}
+
+// The tune files of 2026-12-02 (schema 1, before the record) read back and reported as records.
+TEST(TuneRecord, FilesOfSchemaOneAreReadBack) {
+  const std::string path =
+      std::string(std::getenv("GREENCTX_SOURCE_DIR") ? std::getenv("GREENCTX_SOURCE_DIR")
+                                                     : GREENCTX_SOURCE_DIR) +
+      "/bench/results/2026-12-02-h200-eleventh/tune-call3-14e2a02/tune-memory-kernel-1.json";
+  std::ifstream f(path);
+  ASSERT_TRUE(f) << path;
+  const auto j = nlohmann::json::parse(f);
+  std::string objective;
+  std::vector<report::quantity> env;
+  const measure::tune_result r = tune_result_from_schema1(j, objective, env);
+  EXPECT_EQ(r.curve.size(), 16u);
+  ASSERT_TRUE(r.guided && r.exhaustive);
+  EXPECT_EQ(r.guided->chosen, 16u);
+  EXPECT_EQ(r.exhaustive->chosen, 40u);
+  EXPECT_EQ(r.split(), "40,rest");
+  const report::record rec = tune_record(r, env, objective);
+  EXPECT_EQ(std::get<std::string>(rec.find("gpu")->value), "NVIDIA H200");
+  EXPECT_NE(report::to_text(rec).find("use: 40,rest"), std::string::npos);
+  // The schema 1 shape with a field missing is refused.
+  auto broken = j;
+  broken.erase("curve");
+  EXPECT_THROW(tune_result_from_schema1(broken, objective, env), nlohmann::json::exception);
+}
+
+} // namespace
+} // namespace greenctx::cli

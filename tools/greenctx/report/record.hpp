@@ -1,0 +1,112 @@
+// The report model: every result a command prints is one record (its kind, schema, environment,
+// configuration, named values and tables of series, each number with its unit, and the figures
+// to draw), rendered by one printer per format (text, markdown, CSV, JSON, SVG) and read back from
+// its JSON by one reader (--from). A command builds the record; it writes no printer of its own.
+#pragma once
+
+#include "report/table.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace greenctx::cli::report {
+
+/// One value: nothing (not measured, not applicable), a number or text.
+using cell = std::variant<std::monostate, double, std::string>;
+
+/// How a number is shown: its unit and the decimals of the text and markdown renderings (CSV and
+/// JSON keep it exact). A number whose `digits` is 0 and that is whole is written as an integer.
+struct number_format {
+  std::string unit; ///< "us", "TFLOP/s"; empty: a count or a ratio
+  int digits = 1;
+};
+
+/// A named value of the record (the configuration, the environment, a result).
+struct quantity {
+  std::string key;   ///< the JSON name: "alone_p99_us"
+  std::string label; ///< for people: "critical p99 alone"
+  cell value;
+  number_format format;
+  bool detail = false; ///< left out of the terminal's text (JSON and markdown keep it)
+};
+
+/// A column of a table.
+struct field {
+  std::string key;    ///< the JSON and CSV name: "p99_us"
+  std::string header; ///< the text and markdown heading: "p99"
+  number_format format;
+  align side = align::right;
+};
+
+/// A table of rows, one cell per field.
+struct series {
+  std::string key;   ///< the JSON name: "curve"
+  std::string title; ///< for people
+  std::vector<field> fields;
+  std::vector<std::vector<cell>> rows;
+  bool detail = false; ///< left out of the terminal's text (JSON and markdown keep it)
+  /// The index of `key` in fields; throws std::out_of_range naming it when there is none.
+  std::size_t index(const std::string &key) const;
+};
+
+/// A line chart of one series: `y` against `x`, with horizontal rules and a marked x.
+struct figure {
+  std::string title;
+  std::string series; ///< its key
+  std::string x;      ///< a field's key
+  std::vector<std::string> y;
+  std::string y_label;
+  std::vector<quantity> rules; ///< horizontal dashed lines at each value, labelled
+  std::optional<double> mark;  ///< a vertical line at this x (the choice)
+  bool y_from_zero = true;
+};
+
+/// A command's result.
+struct record {
+  std::string kind; ///< "tune": the JSON's "kind" is "greenctx.tune"
+  int schema = 2;   ///< of this kind's layout (raised when a field changes meaning or goes away)
+  std::string title;
+  std::vector<quantity> environment; ///< GPU, driver, clocks, commit, command, date
+  std::vector<quantity> config;      ///< what was asked
+  std::vector<quantity> values;      ///< what was found
+  std::vector<series> tables;        ///< the first is the one CSV holds
+  std::vector<std::string> notes;    ///< the conclusions, one line each, for people
+  std::vector<figure> figures;
+  /// The value of `key` in values, config or environment (in that order), or nullptr.
+  const quantity *find(const std::string &key) const;
+  /// The table `key`, or nullptr.
+  const series *table(const std::string &key) const;
+};
+
+/// The environment JSON the commands record (environment_json, with "date", "command", "commit"
+/// and "clocks" where they were added) as the record's quantities, labelled, in a fixed order;
+/// fields it does not know come last, by their names.
+std::vector<quantity> environment_of(const nlohmann::json &env);
+
+/// "12.3 us", "8", "yes", "-" for nothing: a cell for people, with its format.
+std::string show(const cell &c, const number_format &f, bool with_unit = true);
+
+/// The terminal's text: title, environment and configuration lines, values, the tables that are
+/// not detail, and the notes.
+std::string to_text(const record &r);
+/// The same as markdown, every table included.
+std::string to_markdown(const record &r);
+/// The first table as CSV: a heading line of field keys, then the rows with exact numbers.
+std::string to_csv(const record &r);
+/// The SVG of every figure, one panel each, under the title and the environment.
+std::string to_svg(const record &r);
+/// The JSON document, in the record's order: {"kind": "greenctx.<kind>", "schema", "title",
+/// "environment", "config", "values" (each an object of {key: {"label", "value", "unit",
+/// "digits"}}), "tables" ({key: {"title", "detail", "fields", "rows"}}, each row an object keyed by
+/// field), "notes", "figures"}.
+nlohmann::ordered_json to_json(const record &r);
+/// The record a to_json document holds. Throws nlohmann::json::exception for any other shape
+/// (a missing or mistyped member, digits outside 0..17, a row that is not an object), and
+/// std::out_of_range for a figure naming a table or field that is not there.
+record from_json(const nlohmann::ordered_json &j);
+
+} // namespace greenctx::cli::report
