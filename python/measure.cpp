@@ -103,6 +103,8 @@ nb::dict point_dict(const measure::tune_point &p, double unit_scale) {
   d["critical_sms"] = p.critical_sms;
   d["background_sms"] = p.background_sms;
   d["critical"] = summary_dict(p.critical);
+  d["p99_low"] = p.p99_interval ? nb::object(nb::float_(p.p99_interval->low)) : nb::none();
+  d["p99_high"] = p.p99_interval ? nb::object(nb::float_(p.p99_interval->high)) : nb::none();
   d["background_rate"] = p.background_rate / unit_scale;
   d["seconds"] = p.seconds;
   return d;
@@ -142,6 +144,8 @@ nb::dict tune_dict(const measure::tune_result &r) {
   d["pareto"] = r.pareto;
   d["split"] = r.split().empty() ? nb::none() : nb::object(nb::str(r.split().c_str()));
   d["reason"] = r.answer().reason;
+  d["repeat"] = r.repeat ? nb::object(point_dict(*r.repeat, r.background_unit_scale)) : nb::none();
+  d["repeat_meets"] = r.repeat_meets;
   return d;
 }
 
@@ -270,7 +274,7 @@ void bind_measure(nb::module_ &m) {
          const measure::background_workload &background, std::optional<double> p99_us,
          std::optional<double> p99_times_alone, std::optional<double> within_best,
          const std::string &search, unsigned samples, unsigned confirm_samples, unsigned rounds,
-         double gap_us, std::vector<unsigned> sizes, measure::progress_fn progress) {
+         double gap_us, std::vector<unsigned> sizes, bool repeat, measure::progress_fn progress) {
         measure::tune_config cfg;
         cfg.objective = objective_of(p99_us, p99_times_alone, within_best);
         cfg.search = search_of(search);
@@ -279,6 +283,7 @@ void bind_measure(nb::module_ &m) {
         cfg.rounds = rounds;
         cfg.gap = whole_us(gap_us, "gap_us", 0);
         cfg.sizes = std::move(sizes);
+        cfg.repeat = repeat;
         measure::tune_result r;
         {
           nb::gil_scoped_release release;
@@ -289,9 +294,10 @@ void bind_measure(nb::module_ &m) {
       "device"_a, "critical"_a, "background"_a, nb::kw_only(), "p99_us"_a = nb::none(),
       "p99_times_alone"_a = nb::none(), "within_best"_a = nb::none(), "search"_a = "guided",
       "samples"_a = 300, "confirm_samples"_a = 1000, "rounds"_a = 2, "gap_us"_a = 100,
-      "sizes"_a = std::vector<unsigned>{}, "progress"_a = nb::none(),
+      "sizes"_a = std::vector<unsigned>{}, "repeat"_a = true, "progress"_a = nb::none(),
       "Chooses the split by measurement: the critical work on N SMs, the background on the rest, "
       "for each N this GPU makes, and the N that meets the objective with the most background "
-      "throughput. Returns a dict: split ('24,rest' or None), reason, curve, pareto, and each "
-      "search's answer.");
+      "throughput. Returns a dict: split ('24,rest' or None), reason, curve (each point with its "
+      "p99's 95% interval, p99_low..p99_high), pareto, each search's answer, and repeat: the "
+      "chosen split measured once more (repeat_meets: whether it meets the bound again).");
 }

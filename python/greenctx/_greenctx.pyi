@@ -477,7 +477,7 @@ def measure_contention(device: Device, partitions: PartitionSet, critical: Criti
     Measures the critical work's latency beside the background under each placement (alone, shared, priority, green contexts, the trap), with the critical work on partitions[0] and the background on partitions[1]; returns a dict of distributions (us) and rates.
     """
 
-def tune(device: Device, critical: CriticalWorkload, background: BackgroundWorkload, *, p99_us: float | None = None, p99_times_alone: float | None = None, within_best: float | None = None, search: str = 'guided', samples: int = 300, confirm_samples: int = 1000, rounds: int = 2, gap_us: float = 100, sizes: Sequence[int] = [], progress: Callable[[str], None] | None = None) -> dict:
+def tune(device: Device, critical: CriticalWorkload, background: BackgroundWorkload, *, p99_us: float | None = None, p99_times_alone: float | None = None, within_best: float | None = None, search: str = 'guided', samples: int = 300, confirm_samples: int = 1000, rounds: int = 2, gap_us: float = 100, sizes: Sequence[int] = [], repeat: bool = True, progress: Callable[[str], None] | None = None) -> dict:
     """
-    Chooses the split by measurement: the critical work on N SMs, the background on the rest, for each N this GPU makes, and the N that meets the objective with the most background throughput. Returns a dict: split ('24,rest' or None), reason, curve, pareto, and each search's answer.
+    Chooses the split by measurement: the critical work on N SMs, the background on the rest, for each N this GPU makes, and the N that meets the objective with the most background throughput. Returns a dict: split ('24,rest' or None), reason, curve (each point with its p99's 95% interval, p99_low..p99_high), pareto, each search's answer, and repeat: the chosen split measured once more (repeat_meets: whether it meets the bound again).
     """
