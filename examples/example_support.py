@@ -3,6 +3,9 @@ opening the GPU in both PyTorch and greenctx, and a loop of matmuls kept queued 
 (`python examples/NAME.py` puts it on the path)."""
 import collections
 import math
+import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -13,6 +16,27 @@ def fail(prog, code, message):
     5 another CUDA error)."""
     print(f"{prog}: {message}", file=sys.stderr)
     sys.exit(code)
+
+
+def nvidia_driver_version():
+    """The kernel driver's version (e.g. '580.159.04'), or None."""
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+)", f.read())
+            if m:
+                return m.group(1)
+    except OSError:
+        pass
+    if shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
+                                  "--format=csv,noheader", "-i", "0"],
+                                 capture_output=True, text=True, timeout=20)
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip().splitlines()[0]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return None
 
 
 def percentile(samples, q):

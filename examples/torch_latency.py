@@ -47,39 +47,16 @@ import json
 import os
 import platform
 import random
-import re
-import shutil
-import subprocess
 import sys
 import time
 
-from example_support import GemmLoop, fail as fail_as, open_gpu, percentile
+from example_support import (GemmLoop, fail as fail_as, nvidia_driver_version, open_gpu,
+                             percentile)
 
 PROG = "torch_latency"
 
 
 fail = functools.partial(fail_as, PROG)
-
-
-def nvidia_driver_version():
-    """The kernel driver's version (e.g. '580.159.04'), or None."""
-    try:
-        with open("/proc/driver/nvidia/version") as f:
-            m = re.search(r"Kernel Module\s+(?:for \S+\s+)?([0-9][0-9.]+)", f.read())
-            if m:
-                return m.group(1)
-    except OSError:
-        pass
-    if shutil.which("nvidia-smi"):
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version",
-                                  "--format=csv,noheader", "-i", "0"],
-                                 capture_output=True, text=True, timeout=20)
-            if out.returncode == 0 and out.stdout.strip():
-                return out.stdout.strip().splitlines()[0]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return None
 
 
 def parse_args():

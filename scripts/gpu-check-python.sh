@@ -10,6 +10,8 @@
 #   torch_latency.json/.txt examples/torch_latency.py --json, and its console output
 #   dynamic_partition.json/.svg/.txt examples/dynamic_partition.py --quick, its chart and output
 #   comm_overlap[_one_gpu].json/.txt examples/comm_overlap.py (its one-GPU test mode on one GPU)
+#   tune-torch-RUN.json, tune_torch.txt, tune-torch-summary.txt  examples/tune_torch.py, both
+#                          searches twice, and scripts/tune-summary.py over the two runs
 #
 # Exits non-zero when a step failed. Each step has a time limit (GPU_CHECK_STEP_TIMEOUT seconds
 # overrides them all); the whole run takes about a minute or two on 16 cores.
@@ -178,6 +180,13 @@ fi
 step dynamic-partition 120 bash -o pipefail -c \
   "'$py' examples/dynamic_partition.py --quick --json '$out/dynamic_partition.json' \
    --svg '$out/dynamic_partition.svg' 2>&1 | tee '$out/dynamic_partition.txt'"
+# greenctx.tune over a PyTorch pair (a decode-like matmul critical, a prefill-like matmul loop as
+# background): both searches, twice, and tune-summary.py's verdicts (issue 27 item 6). Exit 1 of
+# the example (no split met the objective) is a result, said in its output, not a failure.
+step tune-torch 300 bash -o pipefail -c \
+  "'$py' examples/tune_torch.py --search both --runs 2 --quiet --json '$out/tune-torch-{run}.json' \
+   2>&1 | tee '$out/tune_torch.txt'; rc=\${PIPESTATUS[0]}; [ \$rc -le 1 ] || exit \$rc
+   python3 scripts/tune-summary.py '$out'/tune-torch-*.json | tee '$out/tune-torch-summary.txt'"
 # The all-reduce next to a GEMM loop, one process per GPU (issue 14). On a 1-GPU machine it runs in
 # its test mode (GREENCTX_COMM_ONE_GPU_TEST=1: one rank, numbers that answer nothing) so that the
 # program itself is still exercised. NVLink multicast off unless NCCL_NVLS_ENABLE is set.
