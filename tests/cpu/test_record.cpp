@@ -104,7 +104,9 @@ TEST(Record, DocumentsOfAnotherShapeAreRefused) {
   const auto refused = [&](auto change, const char *why) {
     auto j = good;
     change(j);
-    EXPECT_ANY_THROW(report::from_json(j)) << why;
+    // nlohmann's exceptions only: --from turns them into "not a ... JSON file" (the fuzz target
+    // report_readers holds every reader to this).
+    EXPECT_THROW(report::from_json(j), nlohmann::json::exception) << why;
   };
   refused([](auto &j) { j.erase("tables"); }, "no tables");
   refused([](auto &j) { j["kind"] = "sample"; }, "a kind without greenctx.");

@@ -135,10 +135,12 @@ std::vector<quantity> environment_of(const nlohmann::json &env) {
   for (const auto &[key, label] : known)
     if (const auto it = env.find(key); it != env.end())
       out.push_back({key, label, value_of(*it), {"", 0}});
-  for (const auto &[key, v] : env.items())
+  for (const auto &item : env.items()) {
+    const std::string &key = item.key();
     if (key != "command" && std::none_of(std::begin(known), std::end(known),
                                          [&](const auto &k) { return key == k.first; }))
-      out.push_back({key, key, value_of(v), {"", 0}});
+      out.push_back({key, key, value_of(item.value()), {"", 0}});
+  }
   // The command line is long and the terminal has just shown it: in the files only.
   if (const auto it = env.find("command"); it != env.end())
     out.push_back({"command", "command", value_of(*it), {"", 0}, true});

@@ -1,6 +1,7 @@
 // The record's JSON, and the one reader of it (--from).
 #include "report/record.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -142,10 +143,18 @@ figure read_figure(const ojson &j, const record &r) {
   f.y_from_zero = j.value("y_from_zero", true);
   const series *s = r.table(f.series);
   if (!s)
-    throw std::out_of_range("a figure draws the table '" + f.series + "', which is not there");
-  s->index(f.x);
+    refuse(403, "a figure draws the table '" + f.series + "', which is not there", j);
+  const auto check = [&](const std::string &field) {
+    if (std::none_of(s->fields.begin(), s->fields.end(),
+                     [&](const auto &x) { return x.key == field; }))
+      refuse(403,
+             "a figure draws the field '" + field + "', which the table '" + f.series +
+                 "' does not have",
+             j);
+  };
+  check(f.x);
   for (const auto &y : f.y)
-    s->index(y);
+    check(y);
   return f;
 }
 
