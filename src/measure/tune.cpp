@@ -252,50 +252,29 @@ std::vector<unsigned> pareto_front(const std::vector<tune_point> &curve) {
   return out;
 }
 
-tune_result tune(const device &dev, const critical_workload &critical,
-                 const background_workload &background, const tune_config &cfg,
-                 const progress_fn &progress) {
-  check_tune_config(cfg);
-  tune_result out;
-  out.cfg = cfg;
-  out.critical_name = critical.name;
-  out.background_name = background.name;
-  out.background_unit = background.unit;
-  out.background_unit_scale = background.unit_scale;
-  out.device_sms = dev.sms().sm_count();
-  const std::vector<unsigned> valid = tune_candidates(dev.sms());
-  if (cfg.sizes.empty()) {
-    out.candidates = valid;
-  } else {
-    out.candidates = cfg.sizes;
-    std::sort(out.candidates.begin(), out.candidates.end());
-    out.candidates.erase(std::unique(out.candidates.begin(), out.candidates.end()),
-                         out.candidates.end());
-    for (unsigned n : out.candidates)
-      if (std::find(valid.begin(), valid.end(), n) == valid.end()) {
-        std::string list;
-        for (unsigned v : valid)
-          list += (list.empty() ? "" : ",") + std::to_string(v);
-        throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                            std::to_string(n) +
-                                ",rest is not a split this GPU makes as asked; "
-                                "the critical sizes it makes are " +
-                                list);
-      }
-  }
-  if (out.candidates.empty())
+std::vector<unsigned> tune_sizes(const tune_config &cfg, const std::vector<unsigned> &valid) {
+  std::vector<unsigned> out = cfg.sizes.empty() ? valid : cfg.sizes;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for (unsigned n : out)
+    if (std::find(valid.begin(), valid.end(), n) == valid.end()) {
+      std::string list;
+      for (unsigned v : valid)
+        list += (list.empty() ? "" : ",") + std::to_string(v);
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          std::to_string(n) +
+                              ",rest is not a split this GPU makes as asked; "
+                              "the critical sizes it makes are " +
+                              list);
+    }
+  if (out.empty())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "this GPU makes no N,rest split to choose from");
+  return out;
+}
 
-  // Green contexts are costly to make and leak device memory when destroyed (driver 580): each
-  // split is made once and kept for the whole tune.
-  std::map<unsigned, partition_set> sets;
-  const auto set_of = [&](unsigned sms) -> const partition_set & {
-    auto it = sets.find(sms);
-    if (it == sets.end())
-      it = sets.emplace(sms, partition_set::create(dev, partition_request{{sms}, true})).first;
-    return it->second;
-  };
+void run_tune(tune_result &out, const tune_measure_fn &measure_one, const progress_fn &progress) {
+  const tune_config &cfg = out.cfg;
   const auto t0 = clock::now();
   // About how many measurements the tune takes: the bisection's, three to confirm, the repeat;
   // every size for an exhaustive search.
@@ -305,16 +284,6 @@ tune_result tune(const device &dev, const critical_workload &critical,
       (cfg.search != tune_search::guided ? static_cast<unsigned>(out.candidates.size()) : 0) +
       (cfg.repeat ? 1 : 0);
   unsigned count = 0;
-  const auto one = [&](unsigned sms, unsigned samples, const char *placement) {
-    contention_config how;
-    how.samples = samples;
-    how.warmup = 20;
-    how.rounds = cfg.rounds;
-    how.gap = cfg.gap;
-    how.rate_window = std::chrono::milliseconds(0); // the background alone is not needed here
-    how.placements = {placement};
-    return measure_contention(dev, set_of(sms), critical, background, how);
-  };
   const tune_measure_fn measure = [&](unsigned sms, unsigned samples) {
     if (progress) {
       const double so_far = seconds_since(t0);
@@ -329,24 +298,11 @@ tune_result tune(const device &dev, const critical_workload &critical,
       progress(line);
     }
     const auto m0 = clock::now();
-    const contention_result r = one(sms, samples, "green");
+    tune_point p = measure_one(sms, samples);
     ++count;
-    tune_point p;
-    p.critical_sms = sms;
-    p.background_sms = r.background_sms;
-    const critical_stats &c = *r.placements.at(0).critical;
-    p.critical = c.gpu;
-    std::vector<double> sorted = c.gpu_us;
-    std::sort(sorted.begin(), sorted.end());
-    p.p99_interval = quantile_interval(sorted, 0.99);
-    p.background_rate = r.placements.at(0).background->rate();
     p.seconds = seconds_since(m0);
     return p;
   };
-  if (progress)
-    progress("the critical work alone on the whole GPU");
-  out.alone =
-      one(out.candidates.back(), cfg.confirm_samples, "alone").placements.at(0).critical->gpu;
   if (cfg.search != tune_search::exhaustive)
     out.guided = search_split(out.candidates, cfg, out.alone.p99, false, measure);
   if (cfg.search != tune_search::guided)
@@ -367,6 +323,58 @@ tune_result tune(const device &dev, const critical_workload &critical,
   for (const auto &[sms, p] : best)
     out.curve.push_back(p);
   out.pareto = pareto_front(out.curve);
+}
+
+tune_result tune(const device &dev, const critical_workload &critical,
+                 const background_workload &background, const tune_config &cfg,
+                 const progress_fn &progress) {
+  check_tune_config(cfg);
+  tune_result out;
+  out.cfg = cfg;
+  out.critical_name = critical.name;
+  out.background_name = background.name;
+  out.background_unit = background.unit;
+  out.background_unit_scale = background.unit_scale;
+  out.device_sms = dev.sms().sm_count();
+  out.candidates = tune_sizes(cfg, tune_candidates(dev.sms()));
+
+  // Green contexts are costly to make and leak device memory when destroyed (driver 580): each
+  // split is made once and kept for the whole tune.
+  std::map<unsigned, partition_set> sets;
+  const auto set_of = [&](unsigned sms) -> const partition_set & {
+    auto it = sets.find(sms);
+    if (it == sets.end())
+      it = sets.emplace(sms, partition_set::create(dev, partition_request{{sms}, true})).first;
+    return it->second;
+  };
+  const auto one = [&](unsigned sms, unsigned samples, const char *placement) {
+    contention_config how;
+    how.samples = samples;
+    how.warmup = 20;
+    how.rounds = cfg.rounds;
+    how.gap = cfg.gap;
+    how.rate_window = std::chrono::milliseconds(0); // the background alone is not needed here
+    how.placements = {placement};
+    return measure_contention(dev, set_of(sms), critical, background, how);
+  };
+  if (progress)
+    progress("the critical work alone on the whole GPU");
+  out.alone =
+      one(out.candidates.back(), cfg.confirm_samples, "alone").placements.at(0).critical->gpu;
+  run_tune(
+      out,
+      [&](unsigned sms, unsigned samples) {
+        const contention_result r = one(sms, samples, "green");
+        tune_point p;
+        p.critical_sms = sms;
+        p.background_sms = r.background_sms;
+        const critical_stats &c = *r.placements.at(0).critical;
+        p.critical = c.gpu;
+        p.p99_interval = quantile_interval_of(c.gpu_us, 0.99);
+        p.background_rate = r.placements.at(0).background->rate();
+        return p;
+      },
+      progress);
   return out;
 }
 

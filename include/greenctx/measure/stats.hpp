@@ -45,6 +45,12 @@ inline interval quantile_interval(const std::vector<double> &sorted, double q) {
   return {at_rank(std::floor(n * q - half)), at_rank(std::ceil(n * q + half))};
 }
 
+/// quantile_interval of samples in any order.
+inline interval quantile_interval_of(std::vector<double> samples, double q) {
+  std::sort(samples.begin(), samples.end());
+  return quantile_interval(samples, q);
+}
+
 inline summary summarize(std::vector<double> samples) {
   summary s;
   s.count = samples.size();

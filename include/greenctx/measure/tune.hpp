@@ -106,6 +106,16 @@ std::vector<unsigned> pareto_front(const std::vector<tune_point> &curve);
 /// too; callers may check before they open a device).
 void check_tune_config(const tune_config &cfg);
 
+/// The sizes a tune considers: cfg.sizes (sorted, each once), or every one of `valid` when it
+/// names none. Throws request_error for a size not in `valid` (naming those that are) or none.
+std::vector<unsigned> tune_sizes(const tune_config &cfg, const std::vector<unsigned> &valid);
+
+/// The tune over any measurement, for work tune() cannot launch itself (several processes, as
+/// tune --comm's all-reduce over every GPU): `out` holds cfg, candidates and alone; runs the
+/// searches cfg asks for, the repeat, and fills the curve and the Pareto front. `measure` fills
+/// a point but its time (measured here); `progress` gets a line per measurement as in tune().
+void run_tune(tune_result &out, const tune_measure_fn &measure, const progress_fn &progress = {});
+
 /// Chooses the split: measures the critical work alone, then searches as `cfg` says. Throws
 /// request_error for an objective value out of range, sizes this GPU cannot make, no samples.
 tune_result tune(const device &dev, const critical_workload &critical,
