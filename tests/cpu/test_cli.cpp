@@ -218,6 +218,14 @@ TEST(Cli, TuneRefusesBadObjectivesAndListsBeforeTheDriver) {
       {{"--sizes", "16,8"}, "increasing order"},
       {{"--search", "fast"}, "fast not in"},
       {{"--samples", "0"}, "--samples"},
+      {{"--device", "0,1"}, "tune runs on one GPU"},
+      {{"--bytes", "1M"}, "--bytes: only with --comm"},
+      {{"--comm-timeout", "5"}, "--comm-timeout: only with --comm"},
+      {{"--comm", "--background", "spin"}, "--background does not apply with --comm"},
+      {{"--comm", "--rounds", "3"}, "--rounds does not apply with --comm"},
+      {{"--comm", "--bytes", "1M,2M"}, "tune one message size at a time"},
+      {{"--comm", "--bytes", "3T"}, "--bytes: entry 1 ('3T')"},
+      {{"--comm", "--device", "0,0"}, "listed twice"},
   };
   for (const auto &[args, words] : cases) {
     std::vector<std::string> argv = {"tune"};
@@ -226,6 +234,13 @@ TEST(Cli, TuneRefusesBadObjectivesAndListsBeforeTheDriver) {
     expect_error(r, exit_usage);
     EXPECT_TRUE(contains(r.err, words)) << "expected '" << words << "'\n" << r;
   }
+}
+
+// tune --comm measures in child processes: without a driver the first child says so, exit 3.
+TEST(Cli, CommTuneWithoutADriverSaysSo) {
+  const auto r = run_cli({"tune", "--comm", "-q"});
+  expect_error(r, exit_no_driver);
+  EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
 }
 
 TEST(Cli, UnknownSubcommand) {

@@ -165,6 +165,55 @@ TEST(Tune, CandidatesAreTheSizesTheGpuMakesAsNRest) {
   EXPECT_EQ(tune_candidates(sm_resource(raw, 0, granularity{8, 8}, 9)), (std::vector<unsigned>{8}));
 }
 
+TEST(Tune, SizesAreTheValidOnesAskedForOrAllOfThem) {
+  tune_config cfg;
+  EXPECT_EQ(tune_sizes(cfg, {8, 16}), (std::vector<unsigned>{8, 16}));
+  cfg.sizes = {16, 8, 16};
+  EXPECT_EQ(tune_sizes(cfg, {8, 16, 24}), (std::vector<unsigned>{8, 16}));
+  cfg.sizes = {12};
+  try {
+    tune_sizes(cfg, {8, 16});
+    ADD_FAILURE() << "12 is not a size of 8,16";
+  } catch (const request_error &e) {
+    EXPECT_NE(std::string(e.what()).find("the critical sizes it makes are 8,16"), std::string::npos)
+        << e.what();
+  }
+  cfg.sizes = {};
+  EXPECT_THROW(tune_sizes(cfg, {}), request_error);
+}
+
+// run_tune, the tune over a measurement it is given (tune --comm's children): both searches, the
+// repeat of the choice, the curve of every size, the Pareto front and a progress line each.
+TEST(Tune, OverAnyMeasurementItFillsTheCurveTheRepeatAndTheFront) {
+  tune_result r;
+  r.cfg = with(tune_goal::p99_at_most_us, 60);
+  r.cfg.search = tune_search::both;
+  r.candidates = sizes;
+  r.alone.p99 = 30;
+  curve c = falling();
+  const tune_measure_fn base = c.fn();
+  std::vector<std::string> lines;
+  run_tune(
+      r,
+      [&](unsigned n, unsigned count) {
+        tune_point p = base(n, count);
+        p.critical_sms = n;
+        return p;
+      },
+      [&](const std::string &line) { lines.push_back(line); });
+  ASSERT_TRUE(r.guided && r.exhaustive);
+  EXPECT_EQ(r.split(), "24,rest") << r.answer().reason;
+  EXPECT_EQ(r.guided->chosen, 24u) << r.guided->reason;
+  EXPECT_EQ(r.curve.size(), sizes.size()); // the exhaustive search measured every size
+  ASSERT_TRUE(r.repeat);
+  EXPECT_EQ(r.repeat->critical_sms, 24u);
+  EXPECT_TRUE(r.repeat_meets);
+  EXPECT_EQ(r.pareto.size(), sizes.size()); // p99 and rate both fall: nothing beats anything
+  EXPECT_EQ(lines.size(), c.calls + 1);     // one per measurement, one before the repeat
+  EXPECT_NE(lines.front().find("measurement 1 of about"), std::string::npos) << lines.front();
+  EXPECT_EQ(lines[lines.size() - 2], "the chosen split once more");
+}
+
 TEST(Tune, ObjectivesDescribeThemselves) {
   EXPECT_EQ((tune_objective{tune_goal::p99_at_most_us, 40}).describe(), "critical p99 <= 40 us");
   EXPECT_EQ((tune_objective{tune_goal::p99_at_most_times_alone, 1.5}).describe(),

@@ -48,8 +48,8 @@ std::vector<mode> all_modes(const std::vector<unsigned> &ks);
 
 /// `--sizes`: byte counts separated by commas, each a decimal number with an optional binary unit
 /// (K, KiB, M, MiB, G, GiB; "4M" is 4 MiB), a multiple of 4 bytes (float elements), 4 B..4 GiB,
-/// each named once. Throws request_error that says which entry and what would work.
-std::vector<std::size_t> parse_sizes(std::string_view text);
+/// each named once. Throws request_error that says which entry (of `option`) and what would work.
+std::vector<std::size_t> parse_sizes(std::string_view text, const char *option = "--sizes");
 
 /// `--comm-sms`: SM counts in decimal separated by commas, each 1..4096 and named once. Throws
 /// request_error.

@@ -130,19 +130,52 @@ void read_points(const nlohmann::json &j, bool first, results &r, nlohmann::json
 
 } // namespace
 
-int run_in_children(const plan &p, results &r, nlohmann::json &env,
-                    const std::function<void(const std::string &)> &log) {
+void start_results(const plan &p, results &r) {
   setenv("NCCL_NVLS_ENABLE", "0", 0); // NVLink multicast off unless the caller chose
-  if (const char *v = std::getenv("NCCL_MAX_CTAS"))
-    log(fmt::format("NCCL_MAX_CTAS={} in the environment is ignored: the max-ctas modes set it, "
-                    "the others unset it",
-                    v));
   r.ks = p.ks;
   r.sizes = p.measure.sizes;
   r.iterations = p.measure.iterations;
   r.warmup = p.measure.warmup;
   r.gemm_n = p.measure.gemm_n;
   r.tolerance_percent = p.tolerance_percent;
+}
+
+group_outcome run_group(const plan &p, const std::vector<mode> &modes,
+                        const std::optional<unsigned> &max_ctas, bool first, results &r,
+                        nlohmann::json &env, const std::function<void(const std::string &)> &log) {
+  run_config cfg = p.measure;
+  cfg.modes = modes;
+  cfg.gemm_alone = first;
+  const child_result c = measure_in_child(cfg, max_ctas, p.child_limit, log);
+  group_outcome out;
+  if (!c.json.is_object())
+    out.failure = c.ended.empty()
+                      ? fmt::format("the child sent no result (exit status {})", c.exit_status)
+                      : "the child " + c.ended;
+  else if (c.json.contains("error"))
+    out.failure = c.json["error"].get<std::string>();
+  if (c.json.is_object() && c.json.contains("points")) {
+    try {
+      read_points(c.json, first, r, env);
+      out.measured = true;
+    } catch (const nlohmann::json::exception &e) {
+      out.failure = std::string("the child's result could not be read: ") + e.what();
+    }
+  }
+  if (!out.failure.empty()) {
+    out.exit = c.json.is_object() ? c.json.value("exit", int{exit_cuda_error}) : exit_cuda_error;
+    add_failed(r, modes, out.failure);
+  }
+  return out;
+}
+
+int run_in_children(const plan &p, results &r, nlohmann::json &env,
+                    const std::function<void(const std::string &)> &log) {
+  if (const char *v = std::getenv("NCCL_MAX_CTAS"))
+    log(fmt::format("NCCL_MAX_CTAS={} in the environment is ignored: the max-ctas modes set it, "
+                    "the others unset it",
+                    v));
+  start_results(p, r);
 
   struct group {
     std::vector<mode> modes;
@@ -158,42 +191,22 @@ int run_in_children(const plan &p, results &r, nlohmann::json &env,
     groups.push_back({{{mode_kind::max_ctas, k}}, k});
 
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    run_config cfg = p.measure;
-    cfg.modes = groups[g].modes;
-    cfg.gemm_alone = g == 0;
     std::string names;
-    for (const auto &m : cfg.modes)
+    for (const auto &m : groups[g].modes)
       names += (names.empty() ? "" : ", ") + m.name();
     if (g > 0) // the first child says nothing before its checks pass (too few GPUs, no NCCL)
       log(fmt::format("child {}/{}: {}{}", g + 1, groups.size(), names,
                       groups[g].max_ctas ? fmt::format(" (NCCL_MAX_CTAS={})", *groups[g].max_ctas)
                                          : ""));
-    const child_result c = measure_in_child(cfg, groups[g].max_ctas, p.child_limit, log);
-    std::string why;
-    if (!c.json.is_object())
-      why = c.ended.empty()
-                ? fmt::format("the child sent no result (exit status {})", c.exit_status)
-                : "the child " + c.ended;
-    else if (c.json.contains("error"))
-      why = c.json["error"].get<std::string>();
-    bool have_points = c.json.is_object() && c.json.contains("points");
-    if (have_points) {
-      try {
-        read_points(c.json, g == 0, r, env);
-      } catch (const nlohmann::json::exception &e) {
-        why = std::string("the child's result could not be read: ") + e.what();
-        have_points = false;
-      }
-    }
-    if (why.empty())
+    const group_outcome c = run_group(p, groups[g].modes, groups[g].max_ctas, g == 0, r, env, log);
+    if (c.failure.empty())
       continue;
-    if (g == 0 && !have_points) {
+    if (g == 0 && !c.measured) {
       // Nothing could be measured at all (too few GPUs, no NCCL): the run ends with its reason.
-      print_error(why);
-      return c.json.is_object() ? c.json.value("exit", int{exit_cuda_error}) : exit_cuda_error;
+      print_error(c.failure);
+      return c.exit;
     }
-    log("failed: " + why);
-    add_failed(r, groups[g].modes, why);
+    log("failed: " + c.failure);
   }
   return exit_ok;
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace greenctx::cli::bench::comm {
@@ -16,6 +17,25 @@ struct plan {
   double tolerance_percent = 10;
   std::chrono::seconds child_limit{600}; ///< a child still running then is killed
 };
+
+/// What one child of run_group did.
+struct group_outcome {
+  bool measured = false; ///< it sent points (some may have failed)
+  std::string failure;   ///< why it, or a point of it, failed; empty when nothing did
+  int exit = 0;          ///< the exit code its failure calls for (exit_no_gpu, ...)
+};
+
+/// Fills the parts of `r` that come from `p`, and sets NCCL_NVLS_ENABLE to 0 unless the caller's
+/// environment sets it. Call it once before run_group.
+void start_results(const plan &p, results &r);
+
+/// Measures `modes` at p.measure's sizes in one child process (NCCL_MAX_CTAS=max_ctas, or unset),
+/// adding its points to `r`, and, for the `first` child (which also times the GEMM alone), the
+/// environment to `env`. The points it could not measure are added with the failure's reason.
+/// Never call it after this process has used the driver.
+group_outcome run_group(const plan &p, const std::vector<mode> &modes,
+                        const std::optional<unsigned> &max_ctas, bool first, results &r,
+                        nlohmann::json &env, const std::function<void(const std::string &)> &log);
 
 /// Runs the modes of `p` in child processes, forked before this process touches the driver, so
 /// that each child starts CUDA and NCCL afresh under its own environment: NCCL caches its

@@ -68,8 +68,7 @@ std::vector<mode> all_modes(const std::vector<unsigned> &ks) {
   return out;
 }
 
-std::vector<std::size_t> parse_sizes(std::string_view text) {
-  constexpr const char *option = "--sizes";
+std::vector<std::size_t> parse_sizes(std::string_view text, const char *option) {
   constexpr const char *example =
       "give byte counts separated by commas, with an optional unit K, M or G (KiB, MiB, GiB), "
       "e.g. 1M,16M,256M,1G";

@@ -3,8 +3,11 @@
 #include "bench/nccl.hpp"
 #include "cli_common.hpp"
 
+#include <greenctx/measure/tune.hpp>
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -303,6 +306,14 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
     env["env"][name] = v ? nlohmann::json(v) : nlohmann::json(nullptr);
   }
   env["cublas"] = measure::gemm::availability();
+  // The N,rest splits every one of these GPUs makes, for tune --comm's candidates.
+  std::vector<unsigned> sizes = measure::tune_candidates(gpus.front().dev->sms());
+  for (const auto &g : gpus) {
+    const std::vector<unsigned> here = measure::tune_candidates(g.dev->sms());
+    std::erase_if(sizes,
+                  [&](unsigned n) { return std::find(here.begin(), here.end(), n) == here.end(); });
+  }
+  env["split_sizes"] = sizes;
   out["environment"] = env;
   out["points"] = nlohmann::json::array();
 
