@@ -3,6 +3,7 @@
 # block is missing. Rewrites OUTPUT only when the text changed.
 #
 #   cmake -DMARKDOWN=README.md -DMARKER="<!-- compiled as printed: ... -->" -DOUTPUT=x.cu -P this
+include("${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake")
 foreach(var IN ITEMS MARKDOWN MARKER OUTPUT)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "extract_example.cmake: -D${var}=... is required")
@@ -25,10 +26,4 @@ if(end LESS 0)
 endif()
 string(SUBSTRING "${text}" 0 ${end} code)
 set(code "// Extracted from ${MARKDOWN} by cmake/extract_example.cmake: edit it there.\n${code}\n")
-set(old "")
-if(EXISTS "${OUTPUT}")
-  file(READ "${OUTPUT}" old)
-endif()
-if(NOT old STREQUAL code)
-  file(WRITE "${OUTPUT}" "${code}")
-endif()
+write_if_changed("${OUTPUT}" "${code}")

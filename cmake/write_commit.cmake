@@ -2,6 +2,7 @@
 # SOURCE is at (git describe --always --dirty; "unknown" outside a git checkout, as in an sdist),
 # and touches it only when that changed, so that a build without a new commit relinks nothing.
 # Run at every build by the greenctx_commit target (tools/greenctx/CMakeLists.txt).
+include("${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake")
 execute_process(COMMAND git describe --always --dirty
                 WORKING_DIRECTORY "${SOURCE}"
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
@@ -10,10 +11,4 @@ if(NOT status EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 endif()
 set(text "// Written by cmake/write_commit.cmake at build time.\n#include \"build_commit.hpp\"\n\nnamespace greenctx::cli {\nconst char *build_commit() noexcept { return \"${commit}\"; }\n} // namespace greenctx::cli\n")
-set(old "")
-if(EXISTS "${OUT}")
-  file(READ "${OUT}" old)
-endif()
-if(NOT old STREQUAL text)
-  file(WRITE "${OUT}" "${text}")
-endif()
+write_if_changed("${OUT}" "${text}")

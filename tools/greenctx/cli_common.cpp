@@ -124,6 +124,15 @@ std::optional<std::vector<int>> parse_device_list(std::string_view text, const c
   return ordinals;
 }
 
+int one_device(const std::string &text, int fallback, const char *api, const std::string &why) {
+  if (text.empty())
+    return fallback;
+  const auto list = parse_device_list(text, api);
+  if (!list || list->size() != 1)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api, "--device " + text + ": " + why);
+  return list->front();
+}
+
 std::optional<bool> mps_active(const device &dev) {
   try {
     return dev.attribute(CU_DEVICE_ATTRIBUTE_MPS_ENABLED) != 0;

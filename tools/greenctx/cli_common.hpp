@@ -68,6 +68,10 @@ template <class T> CLI::Validator decimal_for(unsigned long long min = 0) {
 /// with a message that says what is wrong and what would work. Needs no driver.
 std::optional<std::vector<int>> parse_device_list(std::string_view text, const char *api);
 
+/// `--device` of a command that runs on one GPU: the one ordinal `text` names, or `fallback` when
+/// it is empty. Throws request_error "--device TEXT: <why>" when it names all or several.
+int one_device(const std::string &text, int fallback, const char *api, const std::string &why);
+
 /// The ordinals `list` names (every ordinal below `count` when nullopt), each checked against the
 /// `count` GPUs the driver sees. Throws error(CUDA_ERROR_NO_DEVICE) when `count` is 0, and
 /// request_error(CUDA_ERROR_INVALID_DEVICE) naming the ordinal, the valid ones and

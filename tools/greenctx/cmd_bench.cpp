@@ -168,25 +168,15 @@ int run_adaptive(const bench_options &opt) {
 int run_bench(bench_options opt) {
   if (opt.comm)
     return run_comm(opt);
-  if (opt.adaptive && !opt.devices.empty()) {
-    const auto list = parse_device_list(opt.devices, api);
-    if (!list || list->size() != 1)
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "--device " + opt.devices +
-                              ": --adaptive runs on one GPU: give one ordinal (e.g. 0)");
-    opt.cfg.device = list->front();
-  }
-  if (opt.adaptive)
+  if (opt.adaptive) {
+    opt.cfg.device = one_device(opt.devices, opt.cfg.device, api,
+                                "--adaptive runs on one GPU: give one ordinal (e.g. 0)");
     return run_adaptive(opt);
-  if (!opt.devices.empty()) {
-    const auto list = parse_device_list(opt.devices, api);
-    if (!list || list->size() != 1)
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "--device " + opt.devices +
-                              ": the latency bench runs on one GPU: give one ordinal (e.g. 0), "
-                              "or add --comm for the all-reduce bench over several GPUs");
-    opt.cfg.device = list->front();
   }
+  opt.cfg.device =
+      one_device(opt.devices, opt.cfg.device, api,
+                 "the latency bench runs on one GPU: give one ordinal (e.g. 0), or add --comm for "
+                 "the all-reduce bench over several GPUs");
   auto &cfg = opt.cfg;
   bench::apply(opt.work, cfg);
   cfg.gap = std::chrono::microseconds(opt.gap_us);

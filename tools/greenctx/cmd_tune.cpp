@@ -149,16 +149,9 @@ int run_tune(tune_options &opt) {
   const measure::tune_config cfg = tune_config_of(opt);
   if (opt.comm)
     return run_tune_comm(opt, cfg);
-  int ordinal = 0;
-  if (!opt.devices.empty()) {
-    const auto list = parse_device_list(opt.devices, api);
-    if (!list || list->size() != 1)
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "--device " + opt.devices +
-                              ": tune runs on one GPU: give one ordinal (e.g. 0), or add --comm "
-                              "for the all-reduce over several GPUs");
-    ordinal = list->front();
-  }
+  const int ordinal = one_device(opt.devices, 0, api,
+                                 "tune runs on one GPU: give one ordinal (e.g. 0), or add --comm "
+                                 "for the all-reduce over several GPUs");
   bench::apply(opt.work, opt.cfg);
   check_output_paths(api, opt.out);
 
