@@ -127,7 +127,22 @@ TEST(Record, SvgDrawsEachFigureWithItsRulesAndMark) {
   EXPECT_NE(s.find("a &lt;sample&gt; &amp; its record"), std::string::npos);
   EXPECT_NE(s.find("p99 by SMs"), std::string::npos);
   EXPECT_NE(s.find("the bound"), std::string::npos);
-  EXPECT_NE(s.find("<polyline"), std::string::npos);
+  // The line is drawn in the plot's pixels: x from the left margin (90) to the right edge of the
+  // plot (620) over SMs 8..24; the p99 of 90.04 us above 50 above 41.25, all inside the panel.
+  const std::size_t at = s.find("<polyline points=\"");
+  ASSERT_NE(at, std::string::npos) << s;
+  std::istringstream pts(s.substr(at + 18, s.find('"', at + 18) - at - 18));
+  std::vector<std::pair<double, double>> xy;
+  for (std::string pair; pts >> pair;)
+    xy.emplace_back(std::stod(pair.substr(0, pair.find(','))),
+                    std::stod(pair.substr(pair.find(',') + 1)));
+  ASSERT_EQ(xy.size(), 3u) << s;
+  EXPECT_DOUBLE_EQ(xy.front().first, 90);
+  EXPECT_DOUBLE_EQ(xy.back().first, 620);
+  EXPECT_LT(xy[0].second, xy[1].second);
+  EXPECT_LT(xy[1].second, xy[2].second);
+  for (const auto &[x, y] : xy)
+    EXPECT_GT(y, 60) << "below the heading"; // the heading is 60 px and more
   report::record empty = sample();
   empty.tables[0].rows.clear();
   EXPECT_NE(report::to_svg(empty).find("nothing measured to draw"), std::string::npos);

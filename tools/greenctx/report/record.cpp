@@ -54,7 +54,8 @@ std::vector<row> cells_of(const series &s) {
   return out;
 }
 
-// "label value, label value": what the terminal shows of a list (not its detail).
+} // namespace
+
 std::string joined(const std::vector<quantity> &qs) {
   std::string out;
   for (const auto &q : qs)
@@ -62,8 +63,6 @@ std::string joined(const std::vector<quantity> &qs) {
       out += (out.empty() ? "" : ", ") + q.label + " " + show(q.value, q.format);
   return out;
 }
-
-} // namespace
 
 std::size_t series::index(const std::string &name) const {
   for (std::size_t i = 0; i < fields.size(); ++i)

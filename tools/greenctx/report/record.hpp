@@ -89,6 +89,8 @@ std::vector<quantity> environment_of(const nlohmann::json &env);
 
 /// "12.3 us", "8", "yes", "-" for nothing: a cell for people, with its format.
 std::string show(const cell &c, const number_format &f, bool with_unit = true);
+/// "label value, label value": what the terminal shows of a list of quantities (not the detail).
+std::string joined(const std::vector<quantity> &qs);
 
 /// The terminal's text: title, environment and configuration lines, values, the tables that are
 /// not detail, and the notes.

@@ -13,9 +13,25 @@ namespace {
 
 constexpr const char *palette[] = {"#2c3e50", "#c0392b", "#2980b9",
                                    "#27ae60", "#8e44ad", "#d35400"};
-constexpr double width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100, top = 100;
+constexpr double width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100;
+constexpr std::size_t line_chars = 110; // of the heading's 13 px text across the width
 
 using points = std::vector<std::pair<double, double>>;
+
+// `text` in lines of at most line_chars, broken after ", " or at a space where it can be.
+void wrap(const std::string &text, std::vector<std::string> &out) {
+  std::size_t at = 0;
+  while (text.size() - at > line_chars) {
+    std::size_t cut = text.rfind(", ", at + line_chars);
+    if (cut == std::string::npos || cut <= at)
+      cut = text.rfind(' ', at + line_chars);
+    if (cut == std::string::npos || cut <= at)
+      cut = at + line_chars;
+    out.push_back(text.substr(at, cut - at + (text.compare(cut, 2, ", ") == 0 ? 1 : 0)));
+    at = cut + (text.compare(cut, 2, ", ") == 0 ? 2 : text[cut] == ' ' ? 1 : 0);
+  }
+  out.push_back(text.substr(at));
+}
 
 // The rows of `s` where both x and y are numbers, by x.
 points numbers_of(const series &s, std::size_t x, std::size_t y) {
@@ -77,7 +93,10 @@ void draw(svg::document &doc, const record &r, const figure &f, double y0) {
     }
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const char *color = palette[i % std::size(palette)];
-    doc.series(lines[i], color);
+    points at;
+    for (const auto &[x, y] : lines[i])
+      at.emplace_back(px(x), py(y));
+    doc.series(at, color);
     const field &yf = s.fields[s.index(f.y[i])];
     doc.text(left + plot_w + 8, y0 + 14 + 18 * static_cast<double>(i), yf.header, {color});
   }
@@ -86,16 +105,13 @@ void draw(svg::document &doc, const record &r, const figure &f, double y0) {
 } // namespace
 
 std::string to_svg(const record &r) {
+  std::vector<std::string> lines;
+  wrap(joined(r.environment), lines);
+  if (!r.notes.empty())
+    wrap(r.notes.back(), lines); // the conclusion (tune: the split to use)
+  const double top = 60 + 18 * static_cast<double>(lines.size());
   const double n = static_cast<double>(std::max<std::size_t>(1, r.figures.size()));
   svg::document doc(width, top + n * (panel_h + panel_gap));
-  std::vector<std::string> lines;
-  std::string env;
-  for (const auto &q : r.environment)
-    if (!q.detail)
-      env += (env.empty() ? "" : ", ") + show(q.value, q.format);
-  lines.push_back(env);
-  if (!r.notes.empty())
-    lines.push_back(r.notes.front());
   doc.heading(r.title, lines);
   double y = top + 24;
   for (const auto &f : r.figures) {
