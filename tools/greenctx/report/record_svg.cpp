@@ -15,18 +15,19 @@ constexpr const char *palette[] = {"#2c3e50", "#c0392b", "#2980b9",
                                    "#27ae60", "#8e44ad", "#d35400"};
 constexpr double width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100;
 constexpr std::size_t line_chars = 110; // of the heading's 13 px text across the width
+constexpr std::size_t title_chars = 76; // of its 17 px bold title
 
 using points = std::vector<std::pair<double, double>>;
 
-// `text` in lines of at most line_chars, broken after ", " or at a space where it can be.
-void wrap(const std::string &text, std::vector<std::string> &out) {
+// `text` in lines of at most `chars`, broken after ", " or at a space where it can be.
+void wrap(const std::string &text, std::vector<std::string> &out, std::size_t chars = line_chars) {
   std::size_t at = 0;
-  while (text.size() - at > line_chars) {
-    std::size_t cut = text.rfind(", ", at + line_chars);
+  while (text.size() - at > chars) {
+    std::size_t cut = text.rfind(", ", at + chars);
     if (cut == std::string::npos || cut <= at)
-      cut = text.rfind(' ', at + line_chars);
+      cut = text.rfind(' ', at + chars);
     if (cut == std::string::npos || cut <= at)
-      cut = at + line_chars;
+      cut = at + chars;
     out.push_back(text.substr(at, cut - at + (text.compare(cut, 2, ", ") == 0 ? 1 : 0)));
     at = cut + (text.compare(cut, 2, ", ") == 0 ? 2 : text[cut] == ' ' ? 1 : 0);
   }
@@ -105,14 +106,16 @@ void draw(svg::document &doc, const record &r, const figure &f, double y0) {
 } // namespace
 
 std::string to_svg(const record &r) {
-  std::vector<std::string> lines;
+  std::vector<std::string> title, lines;
+  wrap(r.title, title, title_chars); // what does not fit the title's line goes under it
+  lines.assign(title.begin() + 1, title.end());
   wrap(joined(r.environment), lines);
   if (!r.notes.empty())
     wrap(r.notes.back(), lines); // the conclusion (tune: the split to use)
   const double top = 60 + 18 * static_cast<double>(lines.size());
   const double n = static_cast<double>(std::max<std::size_t>(1, r.figures.size()));
   svg::document doc(width, top + n * (panel_h + panel_gap));
-  doc.heading(r.title, lines);
+  doc.heading(title.front(), lines);
   double y = top + 24;
   for (const auto &f : r.figures) {
     draw(doc, r, f, y);
