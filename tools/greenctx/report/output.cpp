@@ -39,6 +39,19 @@ std::string kind_name(std::string_view kind) {
   return "greenctx." + std::string(kind);
 }
 
+std::string dumped(const auto &json, bool pretty) {
+  return json.dump(pretty ? 2 : 1) + "\n";
+}
+
+// --json PATH: on stdout, indented, for "-"; else compact in the file. text(pretty) renders it.
+void put_json(const std::string &command, const std::string &path,
+              const std::function<std::string(bool pretty)> &text) {
+  if (path == stdout_path)
+    std::fputs(text(true).c_str(), stdout);
+  else
+    write_file(command, path, text(false));
+}
+
 } // namespace
 
 bool json_replaces_text(const std::string &path) noexcept {
@@ -62,12 +75,7 @@ void add_json_option(CLI::App &cmd, std::string &path) {
 
 void write_json(const std::string &command, std::string_view kind, const std::string &path,
                 const nlohmann::json &body) {
-  const bool on_stdout = json_replaces_text(path);
-  const std::string text = stamped(kind, body).dump(on_stdout ? 2 : 1) + "\n";
-  if (on_stdout)
-    std::fputs(text.c_str(), stdout);
-  else
-    write_file(command, path, text);
+  put_json(command, path, [&](bool pretty) { return dumped(stamped(kind, body), pretty); });
 }
 
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help) {
@@ -107,18 +115,12 @@ void emit(const std::string &command, const output_options &opt, const rendering
   }
   if (!opt.markdown.empty())
     write_file(command, opt.markdown, r.markdown());
-  if (json_replaces_text(opt.json))
-    std::fputs(r.json_text(true).c_str(), stdout);
-  else if (!opt.json.empty())
-    write_file(command, opt.json, r.json_text(false));
+  if (!opt.json.empty())
+    put_json(command, opt.json, r.json_text);
   if (!opt.csv.empty())
     write_file(command, opt.csv, r.csv());
   if (!opt.svg.empty())
     write_file(command, opt.svg, r.svg());
-}
-
-std::string dumped(const auto &json, bool pretty) {
-  return json.dump(pretty ? 2 : 1) + "\n";
 }
 
 [[noreturn]] void not_a_file_of(const std::string &command, const std::string &path,
@@ -173,14 +175,8 @@ report::record read_record(const std::string &command, std::string_view kind,
   try {
     if (j.is_object() && !j.contains("tables") && older)
       return older(nlohmann::json::parse(j.dump()));
-    report::record r = report::from_json(j);
-    if (r.kind != kind)
-      reject(command, fmt::format("'{}' holds a {} result, not a {} one", path, kind_name(r.kind),
-                                  kind_name(kind)));
-    return r;
+    return report::from_json(j); // its kind, which from_json requires, is checked above
   } catch (const nlohmann::json::exception &e) {
-    not_a_file_of(command, path, e.what());
-  } catch (const std::out_of_range &e) {
     not_a_file_of(command, path, e.what());
   }
 }

@@ -107,8 +107,8 @@ std::string to_svg(const record &r);
 /// field), "notes", "figures"}.
 nlohmann::ordered_json to_json(const record &r);
 /// The record a to_json document holds. Throws nlohmann::json::exception for any other shape
-/// (a missing or mistyped member, digits outside 0..17, a row that is not an object), and
-/// std::out_of_range for a figure naming a table or field that is not there.
+/// (a missing or mistyped member, digits outside 0..17, a row that is not an object, a figure
+/// naming a table or field that is not there).
 record from_json(const nlohmann::ordered_json &j);
 
 } // namespace greenctx::cli::report
