@@ -15,7 +15,8 @@ synchronize. The background callable returns the FLOPs one launch does.
 
 --search both runs the guided search and the exhaustive one, and the report says how close the
 guided one came and at what share of the time; --runs 2 does it all twice (do two runs agree?).
---json FILE writes a list with one dict per run (greenctx.tune's dict plus the configuration);
+--json FILE writes a list with one dict per run (greenctx.tune's dict plus the configuration, kind
+"greenctx.tune-torch-example", schema 1);
 with several runs FILE may hold "{run}", replaced by the run's number, to write one file per run
 (what scripts/tune-summary.py reads).
 
@@ -190,6 +191,8 @@ def main(argv):
                               samples=args.samples, confirm_samples=args.confirm_samples,
                               progress=progress, **objective_kwargs(args))
             r["wall_seconds"] = time.perf_counter() - started
+            # greenctx.tune's dict (scripts/tune-summary.py reads it), marked as this example's.
+            r["kind"], r["schema"] = "greenctx.tune-torch-example", 1
             r["run"], r["config"] = run, config
             print(f"run {run} of {args.runs} ({r['wall_seconds']:.1f} s):\n{describe(r)}\n")
             met = met and r["split"] is not None
