@@ -13,6 +13,10 @@ Each workload is a Python callable that launches torch work on the greenctx stre
 (torch.cuda.ExternalStream of the stream's handle, made once per stream); it does not
 synchronize. The background callable returns the FLOPs one launch does.
 
+Each critical sample is held until the callable has enqueued all of it (hold_launch), so that
+the tens of microseconds a torch call takes in Python, which vary from call to call and are the
+same on every split, are not part of its time; --no-hold counts them.
+
 --search both runs the guided search and the exhaustive one, and the report says how close the
 guided one came and at what share of the time; --runs 2 does it all twice (do two runs agree?).
 --json FILE writes a list with one dict per run (greenctx.tune's dict plus the configuration, kind
@@ -22,7 +26,8 @@ with several runs FILE may hold "{run}", replaced by the run's number, to write 
 
 Usage:
   python examples/tune_torch.py [--search guided|exhaustive|both] [--runs 1] [--p99-times-alone
-                                 1.5 | --p99-us US | --within-best F] [--json FILE] [--quiet]
+                                 1.5 | --p99-us US | --within-best F] [--no-hold] [--json FILE]
+                                 [--quiet]
 
 Exit codes (as the greenctx CLI): 0 a split met the objective; 1 none did (what came closest is
 printed); 2 bad arguments; 3 no PyTorch, no greenctx module, no NVIDIA driver or no GPU; 4 the
@@ -83,6 +88,9 @@ def parse_args(argv):
                    help="samples per split while searching (default 300)")
     p.add_argument("--confirm-samples", type=positive_int, default=1000,
                    help="samples for the chosen split and its neighbours (default 1000)")
+    p.add_argument("--no-hold", action="store_true",
+                   help="count each decode launch's time in Python too (default: each sample is "
+                        "held until the callable has enqueued it, so only device time counts)")
     p.add_argument("--json", metavar="FILE", help="write the result(s) as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     return p.parse_args(argv)
@@ -179,7 +187,7 @@ def main(argv):
         config = {"tokens": args.tokens, "prefill_tokens": args.prefill_tokens,
                   "hidden": args.hidden, "dtype": args.dtype, "search": args.search,
                   "samples": args.samples, "confirm_samples": args.confirm_samples,
-                  "gpu": torch.cuda.get_device_name(args.device),
+                  "hold_launch": not args.no_hold, "gpu": torch.cuda.get_device_name(args.device),
                   "driver": {"nvidia": nvidia_driver_version(),
                              "cuda": greenctx.format_cuda_version(driver["version"])},
                   "torch": torch.__version__, "command": " ".join([PROG] + argv),
@@ -189,7 +197,7 @@ def main(argv):
             started = time.perf_counter()
             r = greenctx.tune(gpu, critical, background, search=args.search,
                               samples=args.samples, confirm_samples=args.confirm_samples,
-                              progress=progress, **objective_kwargs(args))
+                              hold_launch=not args.no_hold, progress=progress, **objective_kwargs(args))
             r["wall_seconds"] = time.perf_counter() - started
             # greenctx.tune's dict (scripts/tune-summary.py reads it), marked as this example's.
             r["kind"], r["schema"] = "greenctx.tune-torch-example", 1

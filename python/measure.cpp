@@ -146,6 +146,7 @@ nb::dict tune_dict(const measure::tune_result &r) {
   d["reason"] = r.answer().reason;
   d["repeat"] = r.repeat ? nb::object(point_dict(*r.repeat, r.background_unit_scale)) : nb::none();
   d["repeat_meets"] = r.repeat_meets;
+  d["hold_launch"] = r.cfg.hold_launch;
   return d;
 }
 
@@ -246,14 +247,15 @@ void bind_measure(nb::module_ &m) {
       [](const device &dev, const partition_set &set, const measure::critical_workload &critical,
          const measure::background_workload &background, unsigned samples, unsigned warmup,
          unsigned rounds, double gap_us, double rate_window_ms, std::vector<std::string> placements,
-         measure::progress_fn progress) {
+         bool hold_launch, measure::progress_fn progress) {
         const measure::contention_config cfg{
             samples,
             warmup,
             rounds,
             whole_us(gap_us, "gap_us", 0),
             std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds")),
-            std::move(placements)};
+            std::move(placements),
+            hold_launch};
         measure::contention_result r;
         {
           // The workloads' and progress's Python calls take the GIL back while they run.
@@ -264,17 +266,21 @@ void bind_measure(nb::module_ &m) {
       },
       "device"_a, "partitions"_a, "critical"_a, "background"_a, nb::kw_only(), "samples"_a = 1000,
       "warmup"_a = 50, "rounds"_a = 10, "gap_us"_a = 300, "rate_window_ms"_a = 300,
-      "placements"_a = std::vector<std::string>{}, "progress"_a = nb::none(),
+      "placements"_a = std::vector<std::string>{}, "hold_launch"_a = false,
+      "progress"_a = nb::none(),
       "Measures the critical work's latency beside the background under each placement (alone, "
       "shared, priority, green contexts, the trap), with the critical work on partitions[0] and "
-      "the background on partitions[1]; returns a dict of distributions (us) and rates.");
+      "the background on partitions[1]; returns a dict of distributions (us) and rates. "
+      "hold_launch: each critical sample starts once the callable has enqueued all of it (its "
+      "launch time on the host not counted).");
   m.def(
       "tune",
       [](const device &dev, const measure::critical_workload &critical,
          const measure::background_workload &background, std::optional<double> p99_us,
          std::optional<double> p99_times_alone, std::optional<double> within_best,
          const std::string &search, unsigned samples, unsigned confirm_samples, unsigned rounds,
-         double gap_us, std::vector<unsigned> sizes, bool repeat, measure::progress_fn progress) {
+         double gap_us, std::vector<unsigned> sizes, bool repeat, bool hold_launch,
+         measure::progress_fn progress) {
         measure::tune_config cfg;
         cfg.objective = objective_of(p99_us, p99_times_alone, within_best);
         cfg.search = search_of(search);
@@ -284,6 +290,7 @@ void bind_measure(nb::module_ &m) {
         cfg.gap = whole_us(gap_us, "gap_us", 0);
         cfg.sizes = std::move(sizes);
         cfg.repeat = repeat;
+        cfg.hold_launch = hold_launch;
         measure::tune_result r;
         {
           nb::gil_scoped_release release;
@@ -294,10 +301,13 @@ void bind_measure(nb::module_ &m) {
       "device"_a, "critical"_a, "background"_a, nb::kw_only(), "p99_us"_a = nb::none(),
       "p99_times_alone"_a = nb::none(), "within_best"_a = nb::none(), "search"_a = "guided",
       "samples"_a = 300, "confirm_samples"_a = 1000, "rounds"_a = 2, "gap_us"_a = 100,
-      "sizes"_a = std::vector<unsigned>{}, "repeat"_a = true, "progress"_a = nb::none(),
+      "sizes"_a = std::vector<unsigned>{}, "repeat"_a = true, "hold_launch"_a = true,
+      "progress"_a = nb::none(),
       "Chooses the split by measurement: the critical work on N SMs, the background on the rest, "
       "for each N this GPU makes, and the N that meets the objective with the most background "
       "throughput. Returns a dict: split ('24,rest' or None), reason, curve (each point with its "
       "p99's 95% interval, p99_low..p99_high), pareto, each search's answer, and repeat: the "
-      "chosen split measured once more (repeat_meets: whether it meets the bound again).");
+      "chosen split measured once more (repeat_meets: whether it meets the bound again). "
+      "hold_launch: each critical sample starts once the callable has enqueued all of it, so "
+      "that Python's launch time is not counted (False: counted, as a program sees it).");
 }

@@ -174,6 +174,24 @@ def test_measure_contention_with_python_workloads(gpu):
     assert any(line.startswith("round 2/2") for line in lines), lines
 
 
+def test_hold_launch_leaves_out_python_launch_time(gpu):
+    """A callable that spends 2 ms in Python before it launches is timed as its kernel with
+    hold_launch, as the pause without."""
+    import time
+    parts = greenctx.PartitionSet.create(gpu, "16,rest")
+
+    def slow(stream):
+        time.sleep(0.002)
+        greenctx.fill_sms(stream, 0.00002)
+
+    def p50(hold):
+        r = greenctx.measure_contention(gpu, parts, slow, greenctx.spin_background(gpu, 1, 50),
+                                        placements=["green"], hold_launch=hold, **QUICK)
+        return r["placements"][0]["critical"]["gpu"]["p50"]
+    assert p50(False) >= 2000
+    assert 20 <= p50(True) < 1000
+
+
 def test_measure_contention_built_ins_errors_and_exceptions(gpu):
     parts = greenctx.PartitionSet.create(gpu, "16,rest")
     r = greenctx.measure_contention(gpu, parts, greenctx.kernel_critical(gpu, 8, 20),

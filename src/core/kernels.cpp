@@ -17,6 +17,7 @@ struct kernel_library {
   CUkernel timed_spin = nullptr;
   CUkernel timed_work = nullptr;
   CUkernel stream_copy = nullptr;
+  CUkernel hold = nullptr;
 
   kernel_library() {
     // Loaded once and kept for the life of the process. cuLibraryLoadData is context-independent:
@@ -29,6 +30,7 @@ struct kernel_library {
     GREENCTX_CALL(cuLibraryGetKernel, &timed_spin, lib, "greenctx_timed_spin");
     GREENCTX_CALL(cuLibraryGetKernel, &timed_work, lib, "greenctx_timed_work");
     GREENCTX_CALL(cuLibraryGetKernel, &stream_copy, lib, "greenctx_stream_copy");
+    GREENCTX_CALL(cuLibraryGetKernel, &hold, lib, "greenctx_hold");
   }
 };
 
@@ -47,6 +49,8 @@ CUkernel kernel(kernel_id id) {
     return lib.timed_work;
   case kernel_id::stream_copy:
     return lib.stream_copy;
+  case kernel_id::hold:
+    return lib.hold;
   }
   return nullptr;
 }

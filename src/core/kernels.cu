@@ -74,3 +74,21 @@ extern "C" __global__ void greenctx_stream_copy(const uint4 *in, uint4 *out,
   for (unsigned long long i = threadIdx.x; i < chunk; i += blockDim.x)
     out[base + i] = in[base + i];
 }
+
+// One thread waits until the host has set words[0] to `ticket` or later (page-locked host
+// memory mapped for the device), or `timeout_ns` has passed; on a timeout it writes `ticket` to
+// words[1]. Work queued behind it on the same stream starts only once the host has released it:
+// what the host enqueued in between starts at once, however long enqueuing it took.
+extern "C" __global__ void greenctx_hold(unsigned *words, unsigned ticket,
+                                         unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  for (;;) {
+    unsigned seen;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(seen) : "l"(words) : "memory");
+    if (static_cast<int>(seen - ticket) >= 0)
+      return;
+    if (global_ns() - start >= timeout_ns)
+      break;
+  }
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(words + 1), "r"(ticket) : "memory");
+}

@@ -5,7 +5,7 @@
 
 namespace greenctx::detail {
 
-enum class kernel_id { probe, spin, timed_spin, timed_work, stream_copy };
+enum class kernel_id { probe, spin, timed_spin, timed_work, stream_copy, hold };
 
 /// The context-independent kernel handle (cuLibraryGetKernel); loads the library on first use.
 CUkernel kernel(kernel_id id);

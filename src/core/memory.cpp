@@ -4,6 +4,7 @@
 #include "driver/driver_api.hpp"
 #include "greenctx/plan/error.hpp"
 
+#include <cstring>
 #include <utility>
 
 namespace greenctx {
@@ -71,6 +72,44 @@ void device_buffer::copy_from_host(const void *host, std::size_t bytes) {
 
 void device_buffer::fill_async(unsigned pattern, stream_ref s) const {
   GREENCTX_CALL(cuMemsetD32Async, s_.ptr, pattern, s_.bytes / sizeof(unsigned), s.native_handle());
+}
+
+mapped_host_buffer::mapped_host_buffer(const device &dev, std::size_t bytes) {
+  if (bytes == 0)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx::mapped_host_buffer",
+                        "cannot allocate 0 bytes");
+  s_.device = dev.native_handle();
+  detail::scoped_primary_context guard(s_.device);
+  GREENCTX_CALL(cuMemHostAlloc, &s_.host, bytes,
+                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+  s_.bytes = bytes;
+  std::memset(s_.host, 0, bytes);
+  const CUresult rc = detail::driver().cuMemHostGetDevicePointer(&s_.ptr, s_.host, 0);
+  if (rc != CUDA_SUCCESS) {
+    detail::driver().cuMemFreeHost(s_.host);
+    detail::check(rc, "cuMemHostGetDevicePointer", "mapping page-locked host memory");
+  }
+}
+
+mapped_host_buffer::mapped_host_buffer(mapped_host_buffer &&other) noexcept
+    : s_(std::exchange(other.s_, state{})) {
+}
+
+mapped_host_buffer &mapped_host_buffer::operator=(mapped_host_buffer &&other) noexcept {
+  mapped_host_buffer tmp(std::move(other));
+  std::swap(s_, tmp.s_);
+  return *this;
+}
+
+mapped_host_buffer::~mapped_host_buffer() {
+  if (!s_.host)
+    return;
+  try {
+    detail::scoped_primary_context guard(s_.device);
+    detail::driver().cuMemFreeHost(s_.host);
+  } catch (...) {
+    // destructors do not throw; the memory goes with the process
+  }
 }
 
 } // namespace greenctx

@@ -36,6 +36,9 @@ namespace greenctx::detail {
   X(cuMemGetInfo, cuMemGetInfo, 3020)                                                              \
   X(cuMemAlloc, cuMemAlloc, 3020)                                                                  \
   X(cuMemFree, cuMemFree, 3020)                                                                    \
+  X(cuMemHostAlloc, cuMemHostAlloc, 2020)                                                          \
+  X(cuMemFreeHost, cuMemFreeHost, 2000)                                                            \
+  X(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer, 3020)                                    \
   X(cuMemcpyDtoH, cuMemcpyDtoH, 3020)                                                              \
   X(cuMemcpyHtoD, cuMemcpyHtoD, 3020)                                                              \
   X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync, 3020)                                                    \

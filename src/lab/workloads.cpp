@@ -6,6 +6,7 @@
 #include "core/kernels.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace greenctx {
 namespace {
@@ -82,13 +83,36 @@ std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const devi
   return chunk * blocks * 16;
 }
 
+stream_hold::stream_hold(const device &dev) : words_(dev, 2 * sizeof(unsigned)) {
+}
+
+void stream_hold::hold(stream_ref s, std::chrono::nanoseconds timeout) {
+  CUdeviceptr words = words_.device_pointer();
+  unsigned ticket = ticket_ + 1;
+  unsigned long long ns = to_ns(timeout);
+  void *args[] = {&words, &ticket, &ns};
+  detail::launch(detail::kernel_id::hold, s.native_handle(), 1, 1, args);
+  ticket_ = ticket;
+}
+
+void stream_hold::release() {
+  std::atomic_ref<unsigned>(static_cast<unsigned *>(words_.host())[0])
+      .store(ticket_, std::memory_order_release);
+}
+
+bool stream_hold::timed_out() const {
+  return ticket_ != 0 && std::atomic_ref<unsigned>(static_cast<unsigned *>(words_.host())[1])
+                                 .load(std::memory_order_acquire) == ticket_;
+}
+
 CUkernel builtin_kernel(std::string_view name) {
   using detail::kernel_id;
-  for (const auto &[n, id] : {std::pair{"greenctx_spin", kernel_id::spin},
-                              std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
-                              std::pair{"greenctx_timed_work", kernel_id::timed_work},
-                              std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
-                              std::pair{"greenctx_probe", kernel_id::probe}})
+  for (const auto &[n, id] :
+       {std::pair{"greenctx_spin", kernel_id::spin},
+        std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
+        std::pair{"greenctx_timed_work", kernel_id::timed_work},
+        std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
+        std::pair{"greenctx_probe", kernel_id::probe}, std::pair{"greenctx_hold", kernel_id::hold}})
     if (name == n)
       return detail::kernel(id);
   throw request_error(CUDA_ERROR_NOT_FOUND, "greenctx::builtin_kernel",

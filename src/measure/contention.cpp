@@ -2,6 +2,7 @@
 
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/stream_flags.hpp"
+#include "greenctx/lab/workloads.hpp"
 #include "greenctx/plan/error.hpp"
 
 #include <algorithm>
@@ -96,6 +97,9 @@ void sample_critical(const device &dev, const contention_config &cfg, const crit
                      stream_ref cs, feeder *bg, unsigned warmup, unsigned count, std::mt19937 &rng,
                      critical_stats &st) {
   const event before(dev.primary_context()), after(dev.primary_context());
+  std::optional<stream_hold> hold;
+  if (cfg.hold_launch)
+    hold.emplace(dev);
   std::uniform_real_distribution<double> jitter(0.5, 1.5);
   if (bg)
     busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
@@ -103,12 +107,27 @@ void sample_critical(const device &dev, const contention_config &cfg, const crit
     if (bg)
       bg->top_up();
     busy_wait(std::chrono::duration<double, std::micro>(cfg.gap.count() * jitter(rng)));
+    // Warm-up samples are never held: code a kernel loads on its first launch may wait for the
+    // GPU, and so for the hold.
+    const bool held = hold && i >= warmup;
     const auto t0 = clock::now();
+    if (held)
+      hold->hold(cs);
     before.record(cs);
     crit.launch(cs);
     after.record(cs);
+    if (held)
+      hold->release();
     cs.synchronize();
     const auto t1 = clock::now();
+    if (held && hold->timed_out())
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "the critical workload '" + crit.name +
+                              "' was held back for a whole second: its launch waited for the "
+                              "GPU (it synchronized, or enqueued more than a stream holds "
+                              "unstarted). A launch must only enqueue work; measure it without "
+                              "the hold (hold_launch off) if it cannot");
+
     const auto exec = crit.execution_us ? crit.execution_us(cs) : std::nullopt;
     if (i < warmup)
       continue;

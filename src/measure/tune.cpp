@@ -355,6 +355,7 @@ tune_result tune(const device &dev, const critical_workload &critical,
     how.gap = cfg.gap;
     how.rate_window = std::chrono::milliseconds(0); // the background alone is not needed here
     how.placements = {placement};
+    how.hold_launch = cfg.hold_launch;
     return measure_contention(dev, set_of(sms), critical, background, how);
   };
   if (progress)

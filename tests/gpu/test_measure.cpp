@@ -4,6 +4,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace greenctx::test {
 namespace {
@@ -159,6 +160,42 @@ TEST_F(MeasureTest, a_throwing_workload_ends_the_measurement_cleanly) {
   auto cfg = quick();
   cfg.placements = {"green"};
   EXPECT_EQ(measure::measure_contention(dev(), set, fine, background, cfg).placements.size(), 1u);
+}
+
+// hold_launch: a critical workload that takes 2 ms on the host before it enqueues a short kernel
+// (as a slow Python launch would) is timed as the kernel, not the pause; without the hold as the
+// pause. A workload that waits for its own stream while held is refused with the reason.
+TEST_F(MeasureTest, hold_launch_leaves_out_the_launch_time) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const measure::critical_workload slow{"slow", [](stream_ref s) {
+                                          std::this_thread::sleep_for(2ms);
+                                          launch_spin(s, 8, 20us, 128);
+                                        }};
+  const auto background = measure::spin_background(dev(), 1, 50us);
+  auto cfg = quick();
+  cfg.placements = {"green"};
+  const auto p50 = [&](bool hold) {
+    cfg.hold_launch = hold;
+    return measure::measure_contention(dev(), set, slow, background, cfg)
+        .placements.at(0)
+        .critical->gpu.p50;
+  };
+  EXPECT_GE(p50(false), 2000);
+  const double held = p50(true);
+  EXPECT_GE(held, 20);
+  EXPECT_LT(held, 1000) << "the held sample still counted the 2 ms before the launch";
+
+  const measure::critical_workload waits{"waits", [](stream_ref s) {
+                                           launch_spin(s, 1, 1us, 32);
+                                           s.synchronize();
+                                         }};
+  cfg.hold_launch = true;
+  try {
+    measure::measure_contention(dev(), set, waits, background, cfg);
+    ADD_FAILURE() << "a workload that synchronizes while held was measured";
+  } catch (const request_error &e) {
+    EXPECT_NE(std::string(e.what()).find("must only enqueue"), std::string::npos) << e.what();
+  }
 }
 
 // tune over the GPU: both searches, on four sizes, with a bound every split meets; then sizes it

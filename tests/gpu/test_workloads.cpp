@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 namespace greenctx::test {
 namespace {
@@ -42,6 +43,47 @@ TEST_F(WorkloadTest, timed_spin_records_each_block) {
   }
   device_buffer small(dev(), 16);
   EXPECT_THROW(launch_timed_spin(s, 16, 1us, 32, small), request_error);
+}
+
+// Work behind a hold starts when the host releases it: the device time between events recorded
+// after the hold leaves out a 20 ms host pause before the launch (and includes it without the
+// hold); a hold never released lets go after its timeout and says so, and the next one does not.
+TEST_F(WorkloadTest, stream_hold_leaves_out_host_time_and_times_out) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const stream s = set.parts()[0].context.create_stream(stream_flags::non_blocking);
+  launch_spin(s, 1, 1us, 32); // loaded in this context before anything waits
+  s.synchronize();
+  stream_hold hold(dev());
+  EXPECT_FALSE(hold.timed_out());
+  const event before(dev().primary_context()), after(dev().primary_context());
+  const auto paused_ms = [&](bool held) {
+    if (held)
+      hold.hold(s);
+    before.record(s);
+    std::this_thread::sleep_for(20ms);
+    launch_spin(s, 16, 100us, 128);
+    after.record(s);
+    if (held)
+      hold.release();
+    s.synchronize();
+    return elapsed_ms(before, after);
+  };
+  EXPECT_GE(paused_ms(false), 19.0) << "without the hold the host's pause is device time";
+  const double held = paused_ms(true);
+  EXPECT_GE(held, 0.1);
+  EXPECT_LT(held, 5.0) << "the held launch still counted the host's pause";
+  EXPECT_FALSE(hold.timed_out());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  hold.hold(s, 10ms);
+  s.synchronize(); // nobody releases it
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 9ms);
+  EXPECT_TRUE(hold.timed_out());
+  hold.release();
+  hold.hold(s);
+  hold.release();
+  s.synchronize();
+  EXPECT_FALSE(hold.timed_out());
 }
 
 // fill_sms leaves no room on its partition: a kernel queued on another stream of the same

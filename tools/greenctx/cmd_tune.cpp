@@ -33,7 +33,7 @@ struct tune_options {
   std::optional<double> p99_us, p99_times_alone, within_best;
   std::string search = "guided", sizes;
   output_options out;
-  bool exhaustive = false, quiet = false, no_repeat = false;
+  bool exhaustive = false, quiet = false, no_repeat = false, no_hold = false;
   unsigned samples = 300, confirm_samples = 1000, rounds = 2, gap_us = 100;
 };
 
@@ -84,6 +84,7 @@ measure::tune_config tune_config_of(const tune_options &opt) {
   cfg.rounds = opt.rounds;
   cfg.gap = std::chrono::microseconds(opt.gap_us);
   cfg.repeat = !opt.no_repeat;
+  cfg.hold_launch = !opt.no_hold && !opt.comm; // --comm's runner times its own all-reduce
   if (!opt.sizes.empty())
     cfg.sizes = parse_sm_list(opt.sizes, {api, "--sizes", "e.g. --sizes 8,16,24,32", 4096, true});
   measure::check_tune_config(cfg);
@@ -224,6 +225,9 @@ void add_tune(CLI::App &app, action &run) {
                   "(default: every N,rest this GPU makes)");
   cmd->add_flag("--no-repeat", opt->no_repeat,
                 "Do not measure the chosen split a second time after the search");
+  cmd->add_flag("--no-hold", opt->no_hold,
+                "Time each critical sample from the event before its launch, launch time "
+                "included (default: held until enqueued, so that only device time counts)");
   add_output_options(*cmd, opt->out,
                      {"Write the record as JSON to FILE", "Write the measured curve as CSV to FILE",
                       "Write the curve's plots as SVG to FILE",
@@ -241,7 +245,7 @@ void add_tune(CLI::App &app, action &run) {
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   cmd->callback([opt, cmd, &run] {
-    for (const char *name : {"--background", "--critical", "--rounds", "--gap-us"})
+    for (const char *name : {"--background", "--critical", "--rounds", "--gap-us", "--no-hold"})
       if (cmd->get_option(name)->count() > 0)
         opt->not_for_comm.push_back(name);
     if (!opt->comm)

@@ -96,6 +96,10 @@ report::record tune_record(const measure::tune_result &r, std::vector<quantity> 
       {"confirm_samples", "samples confirming", static_cast<double>(r.cfg.confirm_samples), count},
       {"rounds", "rounds", static_cast<double>(r.cfg.rounds), count},
       {"gap_us", "gap", static_cast<double>(r.cfg.gap.count()), {"us", 0}},
+      {"hold_launch",
+       "each sample held until enqueued",
+       std::string(r.cfg.hold_launch ? "yes" : "no"),
+       {}},
       {"sizes", "critical sizes", sizes, {}}};
 
   const auto &answer = r.answer();
@@ -223,6 +227,7 @@ measure::tune_result tune_result_from_schema1(const nlohmann::json &j, std::stri
   r.cfg.samples = read_as<unsigned>(j.at("samples"));
   r.cfg.confirm_samples = read_as<unsigned>(j.at("confirm_samples"));
   r.cfg.repeat = false;
+  r.cfg.hold_launch = false; // the hold came later
   r.candidates = read_as<std::vector<unsigned>>(j.at("candidates"));
   const auto summary_of = [](const nlohmann::json &s) {
     summary out;

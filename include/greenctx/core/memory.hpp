@@ -48,4 +48,32 @@ private:
   state s_;
 };
 
+/// Page-locked host memory that kernels read and write directly (cuMemHostAlloc, portable and
+/// mapped): for flags the host and the device exchange while a kernel runs. Zero-filled.
+/// Move-only; moved-from buffers are empty.
+class mapped_host_buffer {
+public:
+  mapped_host_buffer() = default;
+  /// Allocates `bytes` (> 0) for `dev`. Throws error.
+  mapped_host_buffer(const device &dev, std::size_t bytes);
+  mapped_host_buffer(mapped_host_buffer &&other) noexcept;
+  mapped_host_buffer &operator=(mapped_host_buffer &&other) noexcept;
+  mapped_host_buffer(const mapped_host_buffer &) = delete;
+  mapped_host_buffer &operator=(const mapped_host_buffer &) = delete;
+  ~mapped_host_buffer();
+
+  void *host() const noexcept { return s_.host; }
+  CUdeviceptr device_pointer() const noexcept { return s_.ptr; } ///< the same memory, for kernels
+  std::size_t size() const noexcept { return s_.bytes; }
+
+private:
+  struct state {
+    CUdevice device = 0;
+    void *host = nullptr;
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;
+  };
+  state s_;
+};
+
 } // namespace greenctx

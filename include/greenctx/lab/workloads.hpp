@@ -52,10 +52,30 @@ void launch_timed_work(stream_ref s, unsigned blocks, unsigned long long iterati
 std::size_t launch_stream_copy(stream_ref s, const device_buffer &in, const device_buffer &out,
                                unsigned blocks, unsigned threads = 256);
 
+/// Holds back the work enqueued on a stream until the host lets it go: hold() enqueues a one-thread
+/// kernel that waits, the caller enqueues its work, release() lets it start. The work then starts
+/// as one batch, as if it had been enqueued at once, so that the time its launches took on the
+/// host is not part of its device time. A hold that is not released within `timeout` lets go by
+/// itself and says so (timed_out): work that waits for its own stream while held is late, never
+/// stuck. Not thread-safe; one hold at a time.
+class stream_hold {
+public:
+  explicit stream_hold(const device &dev); ///< throws error
+  /// Enqueues the hold on `s`. Each hold() must be followed by release().
+  void hold(stream_ref s, std::chrono::nanoseconds timeout = std::chrono::seconds(1));
+  void release();
+  /// Whether the last hold let go by its timeout; read it once `s` has run past the hold.
+  bool timed_out() const;
+
+private:
+  mapped_host_buffer words_; // [0] the ticket released, [1] the last ticket that timed out
+  unsigned ticket_ = 0;
+};
+
 /// The context-independent handle (CUkernel) of a built-in kernel, for raw driver launches that
 /// compare with greenctx's: "greenctx_spin" (args: unsigned long long ns), "greenctx_timed_spin",
-/// "greenctx_timed_work", "greenctx_stream_copy", "greenctx_probe". Throws request_error for an
-/// unknown name.
+/// "greenctx_timed_work", "greenctx_stream_copy", "greenctx_probe", "greenctx_hold". Throws
+/// request_error for an unknown name.
 CUkernel builtin_kernel(std::string_view name);
 
 } // namespace greenctx

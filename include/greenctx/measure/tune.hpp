@@ -45,6 +45,9 @@ struct tune_config {
   /// After the search, the chosen split measured once more (confirm_samples), independently:
   /// whether the answer holds on a second measurement (tune_result::repeat).
   bool repeat = true;
+  /// Each critical sample held until all of it is enqueued (contention_config::hold_launch): the
+  /// time its launch takes on the host, the same on every split, is left out of the comparison.
+  bool hold_launch = true;
 };
 
 /// One measurement of one split.
