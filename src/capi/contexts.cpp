@@ -102,11 +102,7 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
   return guarded([&] {
     constexpr const char *api = "cudaGreenCtxCreate";
     require_pointer(ctx, api, "phCtx");
-    require_pointer(handle, api, "desc");
-    const greenctx_resource_desc *desc = desc_of(handle);
-    if (desc->magic != greenctx_resource_desc{}.magic)
-      refuse(CUDA_ERROR_INVALID_VALUE, api,
-             "desc was not made by greenctx's cudaDevResourceGenerateDesc");
+    const greenctx_resource_desc *desc = &checked_descriptor(handle, api);
     if (flags != 0)
       refuse(CUDA_ERROR_INVALID_VALUE, api, "flags must be 0, not " + std::to_string(flags));
     if (desc->ordinal != device)
@@ -120,7 +116,7 @@ cudaError_t greenctx_cudaGreenCtxCreate(cudaExecutionContext_t *ctx, cudaDevReso
     auto made = std::make_unique<cudaExecutionContext_st>();
     made->recycle = make_recycle_key(device, native.content_id(), desc->workqueue_provisioned,
                                      desc->workqueue.device, desc->workqueue.wqConcurrencyLimit,
-                                     static_cast<unsigned>(desc->workqueue.sharingScope));
+                                     raw_enum(desc->workqueue.sharingScope));
     std::optional<parked_context> reused;
     if (made->recycle)
       reused = parked().take(*made->recycle, has_no_pending_work);

@@ -35,7 +35,7 @@ given_resources read_resources(const cudaDevResource *resources, unsigned count,
   for (unsigned i = 0; i < count; ++i) {
     const cudaDevResource &res = resources[i];
     const std::string which = resource_name(i);
-    switch (res.type) {
+    switch (raw_enum(res.type)) {
     case cudaDevResourceTypeSm: {
       sm_view v = view_sm(res, api, which);
       if (v.pieces.empty())
@@ -62,7 +62,7 @@ given_resources read_resources(const cudaDevResource *resources, unsigned count,
       break;
     default:
       refuse(CUDA_ERROR_INVALID_RESOURCE_TYPE, api,
-             which + " has type " + std::to_string(res.type) +
+             which + " has type " + std::to_string(raw_enum(res.type)) +
                  ": Sm (1), WorkqueueConfig (1000) or Workqueue (10000)");
     }
   }
@@ -152,7 +152,7 @@ void make_driver_descriptor(greenctx_resource_desc &d, std::vector<sm_resource> 
     if (pieces.empty())
       pieces.push_back(device_at(d.ordinal, api).sms());
     const workqueue_config queues{d.workqueue.device, d.workqueue.wqConcurrencyLimit,
-                                  static_cast<unsigned>(d.workqueue.sharingScope)};
+                                  raw_enum(d.workqueue.sharingScope)};
     d.native = descriptor::from(pieces, queues);
   } else if (!pieces.empty()) {
     d.native = descriptor::from(pieces);
@@ -180,6 +180,6 @@ extern "C" cudaError_t greenctx_cudaDevResourceGenerateDesc(cudaDevResourceDesc_
     check_workqueue_resources(given, *d, api);
     const std::vector<sm_resource> pieces = combine_sm_resources(given, *d, api);
     make_driver_descriptor(*d, unique_pieces(pieces), api);
-    *desc = handle_of(d.release());
+    *desc = keep_descriptor(std::move(d));
   });
 }

@@ -5,12 +5,24 @@
 #include "greenctx/cuda_compat.h"
 #include "greenctx/plan/error.hpp"
 
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace greenctx::compat {
 
 /// Throws request_error(code, api, message): the C API's way to refuse.
 [[noreturn]] void refuse(CUresult code, const char *api, const std::string &message);
+
+/// The number a caller stored in an enum-typed field or argument. C lets any int stand there; C++
+/// must not load one outside the enumeration's values as the enum (undefined behaviour, which
+/// UBSan reports), so the bytes are read as the unsigned number they hold.
+template <class E> unsigned raw_enum(const E &value) noexcept {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(unsigned));
+  unsigned out;
+  std::memcpy(&out, &value, sizeof out);
+  return out;
+}
 
 /// Throws CUDA_ERROR_INVALID_VALUE when `p` is null.
 void require_pointer(const void *p, const char *api, const char *name);

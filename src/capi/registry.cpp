@@ -7,10 +7,30 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace greenctx::compat {
 namespace {
+
+// --- handles handed out ------------------------------------------------------------------------
+
+// Every execution context and descriptor the C API has handed out (none is ever freed), so that a
+// handle is checked by its value before anything is read through it: a forged or stray pointer is
+// refused, not followed.
+std::mutex handles_mutex;
+std::set<const void *> &handed_out() {
+  static auto *h = new std::set<const void *>;
+  return *h;
+}
+void hand_out(const void *handle) {
+  std::lock_guard lock(handles_mutex);
+  handed_out().insert(handle);
+}
+bool was_handed_out(const void *handle) {
+  std::lock_guard lock(handles_mutex);
+  return handed_out().count(handle) > 0;
+}
 
 // --- devices ----------------------------------------------------------------------------------
 
@@ -48,6 +68,7 @@ device_state &state_of(int ordinal, const char *api) {
   primary->ordinal = ordinal;
   primary->ref = s.dev->primary_context();
   primary->id = next_context_id();
+  hand_out(primary);
   s.primary = primary;
   return all.emplace(ordinal, std::move(s)).first->second;
 }
@@ -109,13 +130,28 @@ cudaExecutionContext_t primary_context(int ordinal, const char *api) {
 cudaExecutionContext_t checked_context(cudaExecutionContext_t ctx, const char *api) {
   if (!ctx)
     refuse(CUDA_ERROR_INVALID_VALUE, api, "the execution context is NULL");
-  if (ctx->magic != cudaExecutionContext_st{}.magic)
+  if (!was_handed_out(ctx) || ctx->magic != cudaExecutionContext_st{}.magic)
     refuse(CUDA_ERROR_INVALID_HANDLE, api,
            "not an execution context made by greenctx (from a 13.1 cudart, or freed memory?)");
   if (ctx->destroyed.load())
     refuse(CUDA_ERROR_INVALID_HANDLE, api,
            "the execution context was destroyed by cudaExecutionCtxDestroy");
   return ctx;
+}
+
+cudaDevResourceDesc_t keep_descriptor(std::unique_ptr<greenctx_resource_desc> desc) {
+  const cudaDevResourceDesc_t handle = handle_of(desc.release());
+  hand_out(handle);
+  return handle;
+}
+
+const greenctx_resource_desc &checked_descriptor(cudaDevResourceDesc_t handle, const char *api) {
+  if (!handle)
+    refuse(CUDA_ERROR_INVALID_VALUE, api, "desc is NULL");
+  if (!was_handed_out(handle) || desc_of(handle)->magic != greenctx_resource_desc{}.magic)
+    refuse(CUDA_ERROR_INVALID_VALUE, api,
+           "desc was not made by greenctx's cudaDevResourceGenerateDesc");
+  return *desc_of(handle);
 }
 
 std::uint64_t next_context_id() {
@@ -133,6 +169,7 @@ std::vector<cudaExecutionContext_t> live_green_contexts(int ordinal) {
 }
 
 void register_green_context(cudaExecutionContext_t ctx) {
+  hand_out(ctx);
   {
     std::lock_guard lock(state_mutex());
     auto &green = state_of(ctx->ordinal, "greenctx").green;
@@ -183,6 +220,7 @@ cudaExecutionContext_t context_for(const execution_context_ref &ref, const char 
   wrapped->ordinal = ordinal;
   wrapped->ref = ref;
   wrapped->id = next_context_id();
+  hand_out(wrapped);
   remember(wrapped);
   return wrapped;
 }

@@ -7,6 +7,7 @@
 #include "greenctx/core/stream.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace greenctx::compat {
@@ -21,8 +22,18 @@ int ordinal_of(CUdevice dev);
 /// The primary execution context of `ordinal`.
 cudaExecutionContext_t primary_context(int ordinal, const char *api);
 
-/// Checks a context handle: not null, made by greenctx, not destroyed. Throws.
+/// Checks a context handle: not null, handed out by greenctx (checked by value before it is read),
+/// not destroyed. Throws.
 cudaExecutionContext_t checked_context(cudaExecutionContext_t ctx, const char *api);
+
+/// Keeps a descriptor made by cudaDevResourceGenerateDesc for the life of the process (13.1 has
+/// no call that destroys one) and returns its handle.
+cudaDevResourceDesc_t keep_descriptor(std::unique_ptr<greenctx_resource_desc> desc);
+
+/// The descriptor behind a handle cudaDevResourceGenerateDesc returned. Throws
+/// CUDA_ERROR_INVALID_VALUE for null and for any other value (forged, stray, another library's),
+/// without reading through it.
+const greenctx_resource_desc &checked_descriptor(cudaDevResourceDesc_t handle, const char *api);
 
 /// A fresh execution-context id.
 std::uint64_t next_context_id();

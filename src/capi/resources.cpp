@@ -55,8 +55,8 @@ void export_workqueue(cudaDevResource &out) {
   write_tag(out, tag);
 }
 
-// Fills `out` with the resource of `type` of a device or context.
-void export_resource(cudaDevResource *out, cudaDevResourceType type, int ordinal,
+// Fills `out` with the resource of `type` (the caller's number: raw_enum) of a device or context.
+void export_resource(cudaDevResource *out, unsigned type, int ordinal,
                      const std::function<sm_resource()> &sms,
                      const cudaDevWorkqueueConfigResource &config, const char *api) {
   require_pointer(out, api, "resource");
@@ -132,9 +132,10 @@ void export_splittable(const sm_resource &sms, int ordinal, cudaDevResource &out
 }
 
 sm_view view_sm(const cudaDevResource &in, const char *api, const std::string &which) {
-  if (in.type != cudaDevResourceTypeSm)
+  if (raw_enum(in.type) != cudaDevResourceTypeSm)
     refuse(CUDA_ERROR_INVALID_RESOURCE_TYPE, api,
-           which + " has type " + std::to_string(in.type) + ", not cudaDevResourceTypeSm (1)");
+           which + " has type " + std::to_string(raw_enum(in.type)) +
+               ", not cudaDevResourceTypeSm (1)");
   const auto tag = read_tag(in);
   if (!tag || tag->record == 0 || tag->kind == tag_kind::workqueue)
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
@@ -176,7 +177,8 @@ cudaError_t greenctx_cudaDeviceGetDevResource(int device, cudaDevResource *resou
     constexpr const char *api = "cudaDeviceGetDevResource";
     const greenctx::device &d = device_at(device, api);
     export_resource(
-        resource, type, device, [&] { return d.sms(); }, default_workqueue_config(device), api);
+        resource, raw_enum(type), device, [&] { return d.sms(); }, default_workqueue_config(device),
+        api);
   });
 }
 
@@ -187,8 +189,8 @@ cudaError_t greenctx_cudaExecutionCtxGetDevResource(cudaExecutionContext_t ctx,
     constexpr const char *api = "cudaExecutionCtxGetDevResource";
     checked_context(ctx, api);
     export_resource(
-        resource, type, ctx->ordinal, [&] { return ctx->ref.sms(); }, workqueue_config_of(ctx),
-        api);
+        resource, raw_enum(type), ctx->ordinal, [&] { return ctx->ref.sms(); },
+        workqueue_config_of(ctx), api);
   });
 }
 
@@ -197,9 +199,9 @@ cudaError_t greenctx_cudaStreamGetDevResource(cudaStream_t stream, cudaDevResour
   return guarded([&] {
     constexpr const char *api = "cudaStreamGetDevResource";
     require_pointer(resource, api, "resource");
-    if (type != cudaDevResourceTypeSm)
+    if (raw_enum(type) != cudaDevResourceTypeSm)
       refuse(CUDA_ERROR_INVALID_RESOURCE_TYPE, api,
-             "streams have SM resources only (type 1), not type " + std::to_string(type));
+             "streams have SM resources only (type 1), not type " + std::to_string(raw_enum(type)));
     const cudaExecutionContext_t ctx = context_of_stream(stream, api);
     export_splittable(ctx->ref.sms(), ctx->ordinal, *resource);
   });

@@ -24,10 +24,11 @@ void check_workqueue_config(const cudaDevWorkqueueConfigResource &c, int ordinal
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
            which + " is a WorkqueueConfig for device " + std::to_string(c.device) +
                ", the other resources are of device " + std::to_string(ordinal));
-  if (c.sharingScope != cudaDevWorkqueueConfigScopeDeviceCtx &&
-      c.sharingScope != cudaDevWorkqueueConfigScopeGreenCtxBalanced)
+  const unsigned scope = raw_enum(c.sharingScope);
+  if (scope != cudaDevWorkqueueConfigScopeDeviceCtx &&
+      scope != cudaDevWorkqueueConfigScopeGreenCtxBalanced)
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
-           which + ": sharingScope " + std::to_string(c.sharingScope) +
+           which + ": sharingScope " + std::to_string(scope) +
                " is not DeviceCtx (0) or GreenCtxBalanced (1)");
   if (c.wqConcurrencyLimit == 0)
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,

@@ -32,6 +32,23 @@ TEST(CompatNoDriver, null_arguments_are_invalid_values) {
   EXPECT_EQ(cudaDevResourceGenerateDesc(nullptr, nullptr, 1), cudaErrorInvalidValue);
 }
 
+// Handles are checked by value before anything is read through them: a stray pointer is refused
+// with the reason, not followed (fuzz_capi crashed here when the descriptor was read first).
+TEST(CompatNoDriver, stray_handles_are_refused_without_being_read) {
+  const auto stray_desc = reinterpret_cast<cudaDevResourceDesc_t>(0x40);
+  cudaExecutionContext_t ctx = nullptr;
+  EXPECT_EQ(cudaGreenCtxCreate(&ctx, stray_desc, 0, 0), cudaErrorInvalidValue);
+  EXPECT_NE(last().find("not made by greenctx"), std::string::npos) << last();
+  EXPECT_EQ(ctx, nullptr);
+  const auto stray_ctx = reinterpret_cast<cudaExecutionContext_t>(0x40);
+  EXPECT_EQ(cudaExecutionCtxDestroy(stray_ctx), cudaErrorInvalidResourceHandle);
+  EXPECT_NE(last().find("not an execution context made by greenctx"), std::string::npos) << last();
+  EXPECT_EQ(cudaExecutionCtxSynchronize(stray_ctx), cudaErrorInvalidResourceHandle);
+  int device = -1;
+  EXPECT_EQ(cudaExecutionCtxGetDevice(&device, stray_ctx), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(device, -1);
+}
+
 TEST(CompatNoDriver, resources_not_made_by_greenctx_are_refused) {
   cudaDevResource made_by_hand{};
   made_by_hand.type = cudaDevResourceTypeSm;
