@@ -20,7 +20,12 @@ cuda_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "${GREENCTX_BUILD_DIR:-build
 root_arg=()
 mkdir -p "$out"
 [ -n "$cuda_bin" ] && root_arg=(-DCUDAToolkit_ROOT="${cuda_bin%/bin}")
-cmake -S tests/sanitize -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# The kernels the library embeds, as the project's own build made them (nvcc is not run here).
+kernels=$(realpath -m "${GREENCTX_BUILD_DIR:-build}/src/greenctx_kernels_fatbin.cpp")
+[ -f "$kernels" ] || { echo "sanitize: no $kernels: build the project first (scripts/setup.sh)" >&2; exit 2; }
+root_arg+=(-DGREENCTX_KERNELS_SOURCE="$kernels")
+cc=${FUZZ_CC:-$(command -v "${cxx/clang++/clang}" || command -v clang)}
+cmake -S tests/sanitize -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${root_arg[@]}" > "$out/configure.log" 2>&1 &&
   cmake --build "$out" -j "$(nproc)" > "$out/build.log" 2>&1 ||
   { cat "$out/configure.log" "$out/build.log" 2> /dev/null | tail -30 >&2; echo "sanitize: the tier could not be built" >&2; exit 2; }
@@ -33,6 +38,15 @@ else
   echo "sanitize: the plan layer's tests FAILED under ASan and UBSan; see $out/logs/plan_tests.log" >&2
   tail -20 "$out/logs/plan_tests.log" >&2
   failed+=(plan_tests)
+fi
+if GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$out/sanitized_no_driver_tests" --gtest_brief=1 \
+  > "$out/logs/no_driver_tests.log" 2>&1; then
+  passed=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/logs/no_driver_tests.log")
+  echo "sanitize: the library and the C API over no driver pass under ASan and UBSan (${passed:-?} tests)"
+else
+  echo "sanitize: the no-driver tests FAILED under ASan and UBSan; see $out/logs/no_driver_tests.log" >&2
+  tail -20 "$out/logs/no_driver_tests.log" >&2
+  failed+=(no_driver_tests)
 fi
 # The preload library's tests, as ctest runs them (tests/CMakeLists.txt): the main run, then the
 # settings that need a process of their own. Any sanitizer report ends the run with an error.
@@ -72,7 +86,7 @@ for kind in asan tsan; do
     failed+=("preload_$kind")
   fi
 done
-for t in partition_request group_params decimal layouts run_settings sm_lists report_readers; do
+for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
