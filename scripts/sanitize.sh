@@ -31,23 +31,22 @@ cmake -S tests/sanitize -B "$out" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C
   { cat "$out/configure.log" "$out/build.log" 2> /dev/null | tail -30 >&2; echo "sanitize: the tier could not be built" >&2; exit 2; }
 mkdir -p "$out/findings" "$out/logs"
 failed=()
-if "$out/sanitized_plan_tests" --gtest_brief=1 > "$out/logs/plan_tests.log" 2>&1; then
-  passed=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/logs/plan_tests.log")
-  echo "sanitize: the plan layer's tests pass under ASan and UBSan (${passed:-?} tests)"
-else
-  echo "sanitize: the plan layer's tests FAILED under ASan and UBSan; see $out/logs/plan_tests.log" >&2
-  tail -20 "$out/logs/plan_tests.log" >&2
-  failed+=(plan_tests)
-fi
-if GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 "$out/sanitized_no_driver_tests" --gtest_brief=1 \
-  > "$out/logs/no_driver_tests.log" 2>&1; then
-  passed=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/logs/no_driver_tests.log")
-  echo "sanitize: the library and the C API over no driver pass under ASan and UBSan (${passed:-?} tests)"
-else
-  echo "sanitize: the no-driver tests FAILED under ASan and UBSan; see $out/logs/no_driver_tests.log" >&2
-  tail -20 "$out/logs/no_driver_tests.log" >&2
-  failed+=(no_driver_tests)
-fi
+# run_tests NAME WHAT PROGRAM [NAME=value...]: a sanitized gtest program, its log in logs/NAME.log.
+run_tests() {
+  local name=$1 what=$2 program=$3 log="$out/logs/$1.log"
+  shift 3
+  if env "$@" "$program" --gtest_brief=1 > "$log" 2>&1; then
+    passed=$(sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log")
+    echo "sanitize: $what pass under ASan and UBSan (${passed:-?} tests)"
+  else
+    echo "sanitize: $what FAILED under ASan and UBSan; see $log" >&2
+    tail -20 "$log" >&2
+    failed+=("$name")
+  fi
+}
+run_tests plan_tests "the plan layer's tests" "$out/sanitized_plan_tests"
+run_tests no_driver_tests "the library and the C API over no driver" \
+  "$out/sanitized_no_driver_tests" GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1
 # The preload library's tests, as ctest runs them (tests/CMakeLists.txt): the main run, then the
 # settings that need a process of their own. Any sanitizer report ends the run with an error.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=1}
