@@ -148,6 +148,8 @@ sm_view view_sm(const cudaDevResource &in, const char *api, const std::string &w
   const record &r = records()[tag->record - 1];
   sm_view v{*tag, r.ordinal, {}};
   const piece_mask mask = mask_of(*tag);
+  if ((mask >> r.pieces.size()).any()) // names pieces its record does not have
+    refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, which + " is corrupt");
   for (std::size_t i = 0; i < r.pieces.size(); ++i)
     if (mask[i])
       v.pieces.push_back(r.pieces[i]);
@@ -161,6 +163,8 @@ sm_resource splittable_input(const cudaDevResource *input, const char *api) {
     refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
            "input is the output of a split, which cannot be split again: make a descriptor and a "
            "green context of it, and split what cudaExecutionCtxGetDevResource returns");
+  if (v.pieces.size() != 1) // a device's or a context's resource is one piece
+    refuse(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api, "input is corrupt");
   return v.pieces.front();
 }
 

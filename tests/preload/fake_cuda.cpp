@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #undef cuGetProcAddress
@@ -52,7 +53,7 @@ std::string name(const void *p) {
 
 const CUcontext primary = reinterpret_cast<CUcontext>(0x100);
 thread_local std::vector<CUcontext> stack;
-std::vector<std::pair<CUstream, unsigned>> stream_flags;
+std::unordered_map<CUstream, unsigned> stream_flags; // by handle: fuzz_capi_fake makes millions
 
 // What greenctx's own driver loader and `greenctx run`'s checks ask (CLI tests): two GPUs like
 // the H200 (CC 9.0, 132 SMs, partitions in units of 8, or 2 with IgnoreSmCoscheduling).
@@ -144,17 +145,15 @@ CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *
   return CUDA_SUCCESS;
 }
 // The SMs of each descriptor and green context (a green context's CUcontext has its value).
-std::vector<std::pair<const void *, unsigned>> sm_counts;
+std::unordered_map<const void *, unsigned> sm_counts;
 unsigned sm_count_of(const void *h, unsigned otherwise) {
   std::lock_guard lock(handle_mutex);
-  for (auto &[k, n] : sm_counts)
-    if (k == h)
-      return n;
-  return otherwise;
+  const auto it = sm_counts.find(h);
+  return it == sm_counts.end() ? otherwise : it->second;
 }
 void set_sm_count(const void *h, unsigned n) {
   std::lock_guard lock(handle_mutex);
-  sm_counts.push_back({h, n});
+  sm_counts[h] = n;
 }
 CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *r, unsigned n) {
   *d = fresh<CUdevResourceDesc>();
@@ -233,19 +232,18 @@ CUresult CUDAAPI ctx_destroy(CUcontext c) {
   note("real ctx_destroy " + name(c));
   return CUDA_SUCCESS;
 }
-std::vector<std::pair<CUstream, CUcontext>> stream_contexts;
+std::unordered_map<CUstream, CUcontext> stream_contexts;
 CUresult CUDAAPI stream_create(CUstream *s, unsigned flags) {
   *s = fresh<CUstream>();
   std::lock_guard lock(log_mutex);
-  stream_flags.push_back({*s, flags | CU_STREAM_NON_BLOCKING}); // as inside a green context
-  stream_contexts.push_back({*s, stack.empty() ? nullptr : stack.back()});
+  stream_flags[*s] = flags | CU_STREAM_NON_BLOCKING; // as inside a green context
+  stream_contexts[*s] = stack.empty() ? nullptr : stack.back();
   return CUDA_SUCCESS;
 }
 CUcontext context_of(CUstream s) {
   std::lock_guard lock(log_mutex);
-  for (auto &[h, c] : stream_contexts)
-    if (h == s)
-      return c;
+  if (const auto it = stream_contexts.find(s); it != stream_contexts.end())
+    return it->second;
   return stack.empty() ? nullptr : stack.back();
 }
 bool is_green(CUcontext c) {
@@ -292,12 +290,15 @@ CUresult CUDAAPI stream_create_priority(CUstream *s, unsigned flags, int) {
 }
 CUresult CUDAAPI stream_get_flags(CUstream s, unsigned *flags) {
   std::lock_guard lock(log_mutex);
-  for (auto &[h, f] : stream_flags)
-    if (h == s) {
-      *flags = f;
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_INVALID_HANDLE;
+  const auto it = stream_flags.find(s);
+  if (it == stream_flags.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  *flags = it->second;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI stream_get_id(CUstream s, unsigned long long *id) {
+  *id = reinterpret_cast<std::uintptr_t>(s);
+  return CUDA_SUCCESS;
 }
 CUresult CUDAAPI stream_destroy(CUstream s) {
   note("stream_destroy " + name(s));
@@ -324,6 +325,17 @@ CUresult CUDAAPI event_create(CUevent *e, unsigned) {
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI event_destroy(CUevent) {
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI event_sync(CUevent) {
+  return CUDA_SUCCESS; // the fake runs nothing: every event has happened
+}
+CUresult CUDAAPI green_record(CUgreenCtx g, CUevent e) {
+  note("green_record " + name(g) + " " + name(e));
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI green_wait(CUgreenCtx g, CUevent e) {
+  note("green_wait " + name(g) + " " + name(e));
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI event_record(CUevent e, CUstream s) {
@@ -396,6 +408,11 @@ const fn table[] = {
     {"cuStreamGetCtx", (void *)&stream_get_ctx_v2, nullptr, 12050},
     {"cuStreamGetCtx", (void *)&stream_get_ctx, nullptr},
     {"cuStreamGetGreenCtx", (void *)&stream_get_green, nullptr},
+    {"cuStreamGetId", (void *)&stream_get_id, nullptr},
+    {"cuEventSynchronize", (void *)&event_sync, nullptr},
+    {"cuEventQuery", (void *)&event_sync, nullptr},
+    {"cuGreenCtxRecordEvent", (void *)&green_record, nullptr},
+    {"cuGreenCtxWaitEvent", (void *)&green_wait, nullptr},
     {"cuPointerGetAttribute", (void *)&pointer_attribute, nullptr},
     {"cuPointerGetAttributes", (void *)&pointer_attributes, nullptr},
     {"cuCtxSynchronize", (void *)&ctx_sync, nullptr},
