@@ -63,6 +63,16 @@ TEST(UnsupportedError, FormatsWholeVersions) {
   EXPECT_TRUE(contains(e.what(), "12.4"));
 }
 
+// A driver that reports a version that has the entry point and still lacks it (a stub, a broken
+// or partial libcuda): the message says so instead of asking for the version it already is.
+TEST(UnsupportedError, NewEnoughDriverWithoutTheEntryPointIsSaidSo) {
+  const greenctx::unsupported_error e("cuStreamGetId", 12000, 13000);
+  EXPECT_TRUE(contains(e.what(), "the loaded driver (CUDA 13.0) does not provide cuStreamGetId"));
+  EXPECT_TRUE(contains(e.what(), "CUDA 12.0 drivers have"));
+  EXPECT_FALSE(contains(e.what(), "needs a CUDA 12.0 driver"));
+  EXPECT_EQ(e.required_version(), 12000);
+}
+
 TEST(UnsupportedError, IsAGreenctxError) {
   static_assert(std::is_base_of_v<greenctx::error, greenctx::unsupported_error>);
   try {
