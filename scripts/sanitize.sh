@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The sanitizer tier (tests/sanitize/, clang): builds the plan layer with ASan and UBSan in
-# build-sanitize/, runs its CPU tests there, then the preload library's tests over the fake driver
-# built with ASan and UBSan and again with ThreadSanitizer, then each fuzz target (libFuzzer) on its seed corpus
-# for SECONDS seconds (default 30). Exit 0 when the tests pass and no target found anything, 1
+# build-sanitize/, runs its CPU tests there, the library's and C API's tests over no driver and
+# the C API's over the tests' fake driver, then the preload library's tests over the fake driver
+# built with ASan and UBSan and again with ThreadSanitizer, then each fuzz target (libFuzzer) on
+# its seed corpus for SECONDS seconds (default 30). Exit 0 when the tests pass and no target found anything, 1
 # otherwise (a finding's input is saved in build-sanitize/findings/, the report in
 # build-sanitize/logs/), 2 when they cannot be built. New inputs the runs find are kept in
 # build-sanitize/corpus/, not in the tree; each run's statistics are in its log.
@@ -47,6 +48,8 @@ run_tests() {
 run_tests plan_tests "the plan layer's tests" "$out/sanitized_plan_tests"
 run_tests no_driver_tests "the library and the C API over no driver" \
   "$out/sanitized_no_driver_tests" GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1
+run_tests fake_driver_tests "the C API over the fake driver" \
+  "$out/sanitized_fake_driver_tests" GREENCTX_LIBCUDA="$out/asan/fake_cuda/libcuda.so.1"
 # The preload library's tests, as ctest runs them (tests/CMakeLists.txt): the main run, then the
 # settings that need a process of their own. Any sanitizer report ends the run with an error.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=1}
@@ -85,7 +88,7 @@ for kind in asan tsan; do
     failed+=("preload_$kind")
   fi
 done
-for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi; do
+for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi capi_fake; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -4,29 +4,16 @@
 // made of random bits). Without a driver nothing can be made, so each call must fail with an
 // error code and a message that says why, hand out no handle, and never crash or touch memory it
 // was not given (ASan, UBSan).
+#include "fuzz_capi_input.hpp"
 #include "fuzz_common.hpp"
 
-#include <greenctx/cuda_compat.h>
-
-#include <fuzzer/FuzzedDataProvider.h>
-
-#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <string>
-#include <vector>
-
-// fuzz_capi_enums.c: the calls that take an enum, made from C with any int.
-extern "C" {
-cudaError_t fuzz_device_get_dev_resource(int device, cudaDevResource *resource, int type);
-cudaError_t fuzz_ctx_get_dev_resource(cudaExecutionContext_t ctx, cudaDevResource *resource,
-                                      int type);
-cudaError_t fuzz_stream_get_dev_resource(cudaStream_t stream, cudaDevResource *resource, int type);
-}
 
 namespace {
 
-constexpr std::size_t most = 8; // arrays the input fills: resources, group parameters
+using fuzz::input;
+using fuzz::most;
 
 // Every call's result: an error, a message, and the handle it was given to fill still null.
 void failed(cudaError_t rc, const char *call, const void *handed_out = nullptr) {
@@ -37,55 +24,6 @@ void failed(cudaError_t rc, const char *call, const void *handed_out = nullptr) 
   if (handed_out)
     fuzz::finding(std::string(call) + " failed but handed out a handle");
 }
-
-class input {
-public:
-  input(const unsigned char *data, std::size_t size) : in_(data, size) {}
-  bool more() { return in_.remaining_bytes() > 0; }
-  template <class T> T value() { return in_.ConsumeIntegral<T>(); }
-  bool flip() { return in_.ConsumeBool(); }
-
-  // A resource of random bytes, its link (nextResource) null or another of these resources.
-  void fill(cudaDevResource *r, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto bytes = in_.ConsumeBytes<unsigned char>(sizeof r[i]);
-      std::memset(&r[i], 0, sizeof r[i]);
-      if (!bytes.empty())
-        std::memcpy(&r[i], bytes.data(), bytes.size());
-      const auto link = in_.ConsumeIntegralInRange<std::size_t>(0, n);
-      r[i].nextResource = link < n ? &r[link] : nullptr;
-    }
-  }
-  void fill(cudaDevSmResourceGroupParams *p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto bytes = in_.ConsumeBytes<unsigned char>(sizeof p[i]);
-      std::memset(&p[i], 0, sizeof p[i]);
-      if (!bytes.empty())
-        std::memcpy(&p[i], bytes.data(), bytes.size());
-    }
-  }
-  // A handle: null, a small number, random bits, or the address of bytes the input wrote.
-  template <class H> H handle() {
-    switch (in_.ConsumeIntegralInRange(0, 3)) {
-    case 0:
-      return nullptr;
-    case 1:
-      return reinterpret_cast<H>(static_cast<std::uintptr_t>(in_.ConsumeIntegralInRange(1, 64)));
-    case 2:
-      return reinterpret_cast<H>(static_cast<std::uintptr_t>(value<std::uint64_t>() | 1));
-    default:
-      forged_.assign(256, 0);
-      const auto bytes = in_.ConsumeBytes<unsigned char>(forged_.size());
-      if (!bytes.empty())
-        std::memcpy(forged_.data(), bytes.data(), bytes.size());
-      return reinterpret_cast<H>(forged_.data());
-    }
-  }
-
-private:
-  FuzzedDataProvider in_;
-  std::vector<unsigned char> forged_;
-};
 
 void one_call(input &in) {
   cudaDevResource resources[most], out[most], rest;
