@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -126,9 +127,26 @@ void export_sm(cudaDevResource &out, std::uint64_t id, const piece_mask &mask,
   write_tag(out, tag);
 }
 
+// A device's or a context's whole resource is exported on every query: the same resource shares
+// one record, so that a caller who asks in a loop does not grow the bookkeeping (each record is a
+// few hundred bytes, kept for the process's life because exported resources may be copied).
+std::uint64_t splittable_record(const sm_resource &sms, int ordinal) {
+  std::string key(reinterpret_cast<const char *>(&sms.native()), sizeof(CUdevResource));
+  const auto add = [&key](const auto &v) {
+    key.append(reinterpret_cast<const char *>(&v), sizeof v);
+  };
+  add(ordinal), add(sms.device()), add(sms.grain().min_partition), add(sms.grain().alignment);
+  add(sms.compute_capability_major()), add(sms.origin());
+  static std::map<std::string, std::uint64_t> known;
+  std::lock_guard lock(records_mutex);
+  if (const auto it = known.find(key); it != known.end())
+    return it->second;
+  records().push_back({ordinal, {sms}});
+  return known[key] = records().size();
+}
+
 void export_splittable(const sm_resource &sms, int ordinal, cudaDevResource &out) {
-  const std::uint64_t id = add_record(ordinal, {sms});
-  export_sm(out, id, piece_mask(1), {.kind = tag_kind::splittable});
+  export_sm(out, splittable_record(sms, ordinal), piece_mask(1), {.kind = tag_kind::splittable});
 }
 
 sm_view view_sm(const cudaDevResource &in, const char *api, const std::string &which) {
