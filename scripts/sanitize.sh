@@ -88,7 +88,7 @@ for kind in asan tsan; do
     failed+=("preload_$kind")
   fi
 done
-for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi capi_fake; do
+for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi capi_fake device_lists; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
