@@ -928,10 +928,9 @@ TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
   std::string header, first;
   std::getline(f, header);
   std::getline(f, first);
-  EXPECT_EQ(header, "sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,"
-                    "green_contexts,figure,figure_unit,metric");
-  EXPECT_TRUE(first.starts_with("8,0,0,4.561191,0,0,1,0,1,4.561")) << first;
-  EXPECT_TRUE(first.ends_with(",s,wall time of the whole program (start-up included)")) << first;
+  EXPECT_EQ(header, "sms,median,min,max,rsd,vs_smallest,ideal,vs_unconfined,runs,status");
+  EXPECT_TRUE(first.starts_with("8,4.5")) << first;
+  EXPECT_TRUE(first.ends_with(",3,ok")) << first;
   // Saved before --metric: the wall time, and programs were told the device's SM count.
   EXPECT_TRUE(contains(r.out, "figure: wall time of the whole program")) << r;
   EXPECT_TRUE(contains(r.out, "told the device's 132 SMs")) << r;
@@ -1143,11 +1142,13 @@ TEST(Cli, ScaleMeasuresTheGpuPhase) {
       << r;
   EXPECT_TRUE(contains(r.out, "2.000")) << "32/16 s at 16 SMs\n" << r;
   EXPECT_TRUE(contains(r.out, "0.242")) << "32/132 s unconfined: its library measured\n" << r;
-  EXPECT_TRUE(contains(r.out, "4.00x")) << r;
+  EXPECT_TRUE(contains(r.out, " 4.00 ")) << r;
   EXPECT_TRUE(contains(r.out, "the program was told 16 to 64 SMs (the partition's")) << r;
   std::ifstream f(json);
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(contains(text, "\"kind\": \"gpu-time\"")) << text;
+  const auto j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["kind"], "greenctx.scale");
+  EXPECT_EQ(j["config"]["metric_spec"]["value"], "gpu-time") << j;
+  EXPECT_EQ(j["tables"]["runs"]["rows"].size(), 3u) << "16, 64 and unconfined, once each\n" << j;
 }
 
 TEST(Cli, ScaleReadsAPrintedNumberAndPassesTheOutputOn) {
@@ -1159,7 +1160,7 @@ TEST(Cli, ScaleReadsAPrintedNumberAndPassesTheOutputOn) {
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(r.out.starts_with("took 4.5 ms\ntook 2.5 ms\ntook 0.5 ms\n")) << "teed\n" << r;
   EXPECT_TRUE(contains(r.out, "figure: printed number 'took ([0-9.]+) ms', ms")) << r;
-  EXPECT_TRUE(contains(r.out, "1.80x")) << "4.5 ms / 2.5 ms\n" << r;
+  EXPECT_TRUE(contains(r.out, " 1.80 ")) << "4.5 ms / 2.5 ms\n" << r;
   EXPECT_TRUE(contains(r.out, "the device's 132 SMs (--real-sm-count)")) << r;
 
   r = run_cli({"scale", "-q", "--sms", "16", "--repeat", "1", "--metric", "regex:took ([0-9.]+) s",

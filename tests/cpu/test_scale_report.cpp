@@ -1,6 +1,7 @@
 // greenctx scale's pure code: the --sms list and its errors, valid counts, summaries and
 // speed-ups, and each output (text, markdown, JSON, CSV, SVG) on synthetic runs.
 #include "scale/report.hpp"
+#include "scale_outputs.hpp"
 #include "scale/sm_list.hpp"
 #include "text_checks.hpp"
 
@@ -191,11 +192,11 @@ TEST(ScaleSummary, FailedRunsAreLeftOutAndNamed) {
   const std::string table = text_table(r, env);
   EXPECT_TRUE(contains(table, "FAILED: run 8 of 13"));
   EXPECT_TRUE(contains(table, "not run"));
-  EXPECT_TRUE(contains(markdown(r, env), "**FAILED:** run 8 of 13"));
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_FALSE(j["complete"].get<bool>());
-  EXPECT_EQ(j["points"][1]["runs"][1]["end"], "signal 11 (SIGSEGV)");
-  EXPECT_TRUE(j["points"][3]["speedup_vs_smallest"].is_null());
+  EXPECT_TRUE(contains(markdown(r, env), "FAILED: run 8 of 13"));
+  const nlohmann::ordered_json j = record_json(r, env);
+  EXPECT_EQ(j["values"]["complete"]["value"], "no");
+  EXPECT_EQ(j["tables"]["runs"]["rows"][4]["end"], "signal 11 (SIGSEGV)") << "16 SMs, run 2";
+  EXPECT_TRUE(j["tables"]["points"]["rows"][3]["vs_smallest"].is_null());
   const std::string svg = to_svg(r, env);
   EXPECT_TRUE(contains(svg, "FAILED: run 8 of 13"));
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
@@ -212,21 +213,31 @@ TEST(ScaleSummary, ConfinedRunWithoutCudaIsNamed) {
 
 // ---- outputs -----------------------------------------------------------------------------------
 
+// `text` with every run of spaces made one space: the aligned table's cells in order.
+std::string squashed(const std::string &text) {
+  std::string out;
+  for (char c : text)
+    if (c != ' ' || out.empty() || out.back() != ' ')
+      out += c;
+  return out;
+}
+
 TEST(ScaleReport, TextTableHasEveryCountAndTheSpeedUps) {
   const std::string t = text_table(synthetic(), env);
-  EXPECT_TRUE(contains(t, "Test GPU (132 SMs)"));
-  EXPECT_TRUE(contains(t, "./gemm 8192 --label 'a <b> & 'c''"));
-  EXPECT_TRUE(contains(t, "median (s)"));
-  EXPECT_TRUE(contains(t, "vs 8 SMs"));
-  EXPECT_TRUE(contains(t, "vs unconfined"));
-  EXPECT_TRUE(contains(t, "unconfined: all 132 SMs, no green context"));
-  EXPECT_TRUE(contains(t, "4.000"));          // median at 8 SMs
-  EXPECT_TRUE(contains(t, "3.800 .. 4.200")); // its spread
-  EXPECT_TRUE(contains(t, "5.0%"));           // its relative stdev
-  EXPECT_TRUE(contains(t, "8.00x"));          // 132 SMs against 8
-  EXPECT_TRUE(contains(t, "0.10x"));          // 8 SMs against unconfined
-  EXPECT_TRUE(contains(t, "3 timed runs per SM count after 1 warm-up run on 132 SMs"));
-  EXPECT_FALSE(contains(t, "FAILED"));
+  EXPECT_TRUE(t.starts_with("greenctx scale on GPU 0: ./gemm 8192 --label 'a <b> & 'c''\n")) << t;
+  EXPECT_TRUE(contains(t, "GPU Test GPU, driver CUDA 13.0, date today")) << t;
+  EXPECT_TRUE(contains(t, "timed runs per SM count 3, warm-up runs 1, warm-up on 132 SMs")) << t;
+  EXPECT_TRUE(contains(t, "median s")) << t;
+  EXPECT_TRUE(contains(t, "vs 8 SMs")) << t;
+  EXPECT_TRUE(contains(t, "vs unconfined")) << t;
+  EXPECT_TRUE(contains(t, "unconfined: all 132 SMs, no green context")) << t;
+  // 8 SMs: median, min, max, rsd, vs itself, ideal, vs unconfined, runs, status.
+  const std::string cells = squashed(t);
+  EXPECT_TRUE(contains(cells, "\n 8 4.000 3.800 4.200 5.0 1.00 1.00 0.10 3 ok\n")) << t;
+  EXPECT_TRUE(contains(cells, "\n 132 0.500 0.450 0.550 10.0 8.00 16.50 0.80 3 ok\n")) << t;
+  EXPECT_TRUE(contains(cells, "\nunconfined 0.400 0.390 0.410 2.5 10.00 - 1.00 3 ok\n")) << t;
+  EXPECT_FALSE(contains(t, "FAILED")) << t;
+  EXPECT_FALSE(contains(t, "every timed run")) << "the runs are detail: files only";
 }
 
 TEST(ScaleReport, UnitFollowsTheTimes) {
@@ -235,8 +246,8 @@ TEST(ScaleReport, UnitFollowsTheTimes) {
     for (auto &run : p.runs)
       run.figure = run.wall_s /= 100; // 40 ms at 8 SMs
   const std::string t = text_table(r, env);
-  EXPECT_TRUE(contains(t, "median (ms)"));
-  EXPECT_TRUE(contains(t, "40.00"));
+  EXPECT_TRUE(contains(t, "median ms")) << t;
+  EXPECT_TRUE(contains(t, "40.00")) << t;
 }
 
 TEST(ScaleReport, ProblemsBecomeNotes) {
@@ -246,19 +257,55 @@ TEST(ScaleReport, ProblemsBecomeNotes) {
   const std::string t = text_table(r, env);
   EXPECT_TRUE(contains(t, "note: at 16 SMs: not confined: cudaStreamPerThread launch"));
   EXPECT_EQ(t.find("not confined"), t.rfind("not confined")) << "once per point and problem";
-  EXPECT_TRUE(contains(markdown(r, env), "- at 16 SMs: not confined"));
+  const std::string md = markdown(r, env);
+  EXPECT_TRUE(contains(md, "note: at 16 SMs: not confined")) << md;
+  EXPECT_TRUE(contains(md, "| cudaStreamPerThread launch |")) << "in the runs table\n" << md;
 }
 
-TEST(ScaleReport, MarkdownTable) {
+TEST(ScaleReport, MarkdownHasEveryTable) {
   const std::string md = markdown(synthetic(), env);
-  EXPECT_EQ(md.rfind("## greenctx scale: `./gemm 8192", 0), 0u);
-  EXPECT_TRUE(contains(md, "| SMs | median (s) | min (s) | max (s) | rsd | speed-up vs 8 SMs | "
-                           "speed-up vs unconfined | status |"));
-  EXPECT_TRUE(contains(md, "| 8 | 4.000 | 3.800 | 4.200 | 5.0% | 1.00x | 0.10x | ok |"));
-  EXPECT_TRUE(contains(md, "| all 132 SMs, unconfined | 0.400 |"));
+  EXPECT_EQ(md.rfind("# greenctx scale on GPU 0: ./gemm 8192", 0), 0u) << md;
+  EXPECT_TRUE(contains(md, "| SMs | median s | min s | max s | rsd % | vs 8 SMs | ideal | "
+                           "vs unconfined | runs | status |"))
+      << md;
+  EXPECT_TRUE(contains(md, "| 8 | 4.000 | 3.800 | 4.200 | 5.0 | 1.00 | 1.00 | 0.10 | 3 | ok |"))
+      << md;
+  EXPECT_TRUE(contains(md, "| unconfined | 0.400 |")) << md;
+  EXPECT_TRUE(contains(md, "## every timed run")) << md;
+  EXPECT_TRUE(contains(md, "## the warm-up runs")) << md;
 }
 
-TEST(ScaleReport, JsonKeepsEveryRunAndReadsBack) {
+// The record's JSON (what --json writes now): every run, and read back by --from to the same
+// renderings.
+TEST(ScaleReport, RecordJsonKeepsEveryRunAndReadsBack) {
+  const results r = synthetic();
+  const nlohmann::ordered_json j = record_json(r, env);
+  EXPECT_EQ(j["kind"], "greenctx.scale");
+  EXPECT_EQ(j["schema"], 2);
+  EXPECT_EQ(j["environment"]["gpu"]["value"], "Test GPU");
+  EXPECT_EQ(j["config"]["program"]["value"], "./gemm 8192 --label 'a <b> & 'c''");
+  EXPECT_EQ(j["config"]["sms"]["value"], "8,16,132");
+  const auto &points = j["tables"]["points"]["rows"];
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0]["median"], 4.0);
+  EXPECT_EQ(points[3]["sms"], "unconfined");
+  const auto &runs = j["tables"]["runs"]["rows"];
+  ASSERT_EQ(runs.size(), 12u);
+  EXPECT_EQ(runs[0]["sms"], 8);
+  EXPECT_EQ(runs[0]["figure"], 4.2);
+  EXPECT_EQ(runs[0]["end"], "exit 0");
+  EXPECT_EQ(runs[0]["confined_devices"], "0");
+  EXPECT_EQ(runs[11]["sms"], "unconfined");
+  EXPECT_EQ(runs[11]["confined_devices"], "");
+  EXPECT_EQ(j["tables"]["warmups"]["rows"].size(), 1u);
+  const report::record back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_markdown(back), markdown(r, env));
+  EXPECT_EQ(report::to_svg(back), to_svg(r, env));
+}
+
+// The layout written before the report model (schema 1), which --from still reads: every run, and
+// read back to the same record.
+TEST(ScaleReport, Schema1JsonKeepsEveryRunAndReadsBack) {
   const results r = synthetic();
   const nlohmann::json j = to_json(r, env);
   EXPECT_EQ(j["environment"]["gpu"], "Test GPU");
@@ -310,37 +357,33 @@ TEST(ScaleReport, ReadsRunsSavedBeforeTheDeviceReport) {
   EXPECT_EQ(back.warmups[0].confined_devices, std::vector<int>{2});
 }
 
-TEST(ScaleReport, CsvOneRowPerTimedRun) {
+TEST(ScaleReport, CsvIsThePointsTable) {
   const std::string csv = to_csv(synthetic());
-  EXPECT_EQ(csv.rfind("sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,"
-                      "green_contexts,figure,figure_unit,metric\n",
-                      0),
-            0u);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 3);
-  const std::string wall = ",s,wall time of the whole program (start-up included)\n";
-  EXPECT_TRUE(contains(csv, "\n8,0,0,4.200000,0,0,1,0,1,4.2" + wall));
-  EXPECT_TRUE(contains(csv, "\n132,1,2,0.390000,0,0,0,,0,0.39" + wall));
-  results two = synthetic();
-  two.points[0].runs[0].confined_devices = {0, 1};
-  EXPECT_TRUE(contains(to_csv(two), "\n8,0,0,4.200000,0,0,1,0;1,1,4.2" + wall));
+  EXPECT_TRUE(
+      csv.starts_with("sms,median,min,max,rsd,vs_smallest,ideal,vs_unconfined,runs,status\n"))
+      << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4) << csv;
+  EXPECT_TRUE(contains(csv, "\n8,4,3.8,4.2,5.0000")) << "exact numbers\n" << csv;
+  EXPECT_TRUE(contains(csv, ",1,1,0.1,3,ok\n")) << csv;
+  EXPECT_TRUE(contains(csv, "\nunconfined,0.4,0.39,0.41,")) << csv;
 }
 
-TEST(ScaleReport, SvgPlotsTimeAndSpeedUp) {
+TEST(ScaleReport, SvgPlotsTheFigureAndTheSpeedUp) {
   const std::string svg = to_svg(synthetic(), env);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
   EXPECT_TRUE(contains(svg, "a &lt;b&gt; &amp;")) << "text is escaped";
   EXPECT_FALSE(contains(svg, "a <b>"));
-  EXPECT_TRUE(contains(svg, "Median wall time (s)"));
-  EXPECT_TRUE(contains(svg, "Speed-up against 8 SMs"));
-  EXPECT_TRUE(contains(svg, "unconfined: 0.400 s"));
-  EXPECT_TRUE(contains(svg, "unconfined: 10.00x"));
-  EXPECT_EQ(std::count(svg.begin(), svg.end(), '\n') > 20, true);
-  // Two polylines (time, speed-up) through the three confined counts each.
+  EXPECT_TRUE(contains(svg, "Median wall time of the whole program (start-up included) (s)"))
+      << svg;
+  EXPECT_TRUE(contains(svg, "Speed-up against 8 SMs")) << svg;
+  EXPECT_TRUE(contains(svg, "unconfined 0.400 s")) << svg;
+  EXPECT_TRUE(contains(svg, "unconfined 10.00x")) << svg;
+  // Median, min and max; the speed-up and the ideal: each through the three confined counts.
   std::size_t lines = 0;
   for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1))
     ++lines;
-  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(lines, 5u);
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
   if (const char *out = std::getenv("GREENCTX_TEST_SCALE_SVG")) // for looking at it by hand
@@ -353,7 +396,8 @@ TEST(ScaleReport, SvgWithoutSuccessfulRunsSaysSo) {
     p.runs.clear();
   r.failure = "run 1 of 13 (warm-up 1 of 1, 132 SMs): the program never used CUDA";
   const std::string svg = to_svg(r, env);
-  EXPECT_TRUE(contains(svg, "no run succeeded"));
+  EXPECT_TRUE(contains(svg, "nothing measured to draw")) << svg;
+  EXPECT_TRUE(contains(svg, "FAILED: run 1 of 13")) << "the last note heads the SVG";
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
   EXPECT_TRUE(contains(text_table(r, env), "never used CUDA"));
 }

@@ -96,6 +96,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
                  return bench::comm::to_json(r, e);
                });
   check_reader("scale", j, scale::from_json, [](const scale::results &r, const nlohmann::json &e) {
+    const report::record rec = scale::scale_record(r, e); // what --from shows of an older file
+    (void)report::to_text(rec), (void)report::to_markdown(rec), (void)report::to_csv(rec);
+    (void)report::to_svg(rec), (void)report::from_json(report::to_json(rec));
     return scale::to_json(r, e);
   });
   return 0;

@@ -70,26 +70,28 @@ private:
   int saved_;
 };
 
-// Prints the table (after the program's own output) or the JSON, and writes the files asked for.
+// Prints the record's text (after the program's own output) or its JSON, and writes the files
+// asked for.
 void report(const scale_options &opt, const scale::results &r, const nlohmann::json &env) {
-  print_report(api, "scale", opt.output,
-               {[&] { return scale::text_table(r, env); }, [&] { return scale::markdown(r, env); },
-                [&] { return scale::to_json(r, env); }, [&] { return scale::to_csv(r); },
-                [&] { return scale::to_svg(r, env); }});
+  print_record(api, opt.output, scale::scale_record(r, env));
 }
 
-// --from FILE: report a saved run again without running anything.
+// --from FILE: report a saved run again without running anything. Files written before the
+// report model (schema 1: the runs themselves) are converted.
 int report_saved(const scale_options &opt) {
   if (!opt.program.empty())
     reject("--from reports a saved run again: give no program after --");
   if (opt.metric_given)
     reject("--from reports a saved run again with the figure it measured: leave out --metric, "
            "--metric-unit, --higher-is-better and --lower-is-better");
-  return cli::report_saved(api, "scale", opt.output.from, [&](const nlohmann::json &j) {
-    const scale::results r = scale::from_json(j);
-    report(opt, r, j.at("environment"));
-    return r.complete() ? exit_ok : exit_check_failed;
-  });
+  const report::record rec =
+      read_record(api, "scale", opt.output.from, [](const nlohmann::json &j) {
+        return scale::scale_record(scale::from_json(j), j.at("environment"));
+      });
+  print_record(api, opt.output, rec);
+  const report::quantity *complete = rec.find("complete");
+  return complete && complete->value == report::cell{std::string("yes")} ? exit_ok
+                                                                         : exit_check_failed;
 }
 
 int run_scale(const scale_options &opt) {
@@ -238,7 +240,8 @@ void add_scale(CLI::App &app, action &run) {
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   add_output_options(*cmd, opt->output,
                      {"Write everything, every run included, to this file",
-                      "Write one row per timed run to this file",
+                      "Write the points table (one row per SM count, exact numbers) to this file; "
+                      "every run is in the JSON",
                       "Write a plot of the figure and its speed-up against SMs to this file",
                       "Write the report as markdown to this file",
                       "Run nothing: report a run saved with --json again (table, --csv, --svg)"});

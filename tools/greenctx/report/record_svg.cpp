@@ -14,10 +14,28 @@ namespace {
 constexpr const char *palette[] = {"#2c3e50", "#c0392b", "#2980b9",
                                    "#27ae60", "#8e44ad", "#d35400"};
 constexpr double width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100;
-constexpr std::size_t line_chars = 110; // of the heading's 13 px text across the width
+constexpr std::size_t line_chars =
+    108; // of the heading's 13 px text across the width (0.55 em each)
 constexpr std::size_t title_chars = 76; // of its 17 px bold title
 
+constexpr std::size_t panel_title_chars = 86; // of a panel's 15 px bold title (0.6 em each)
+
 using points = std::vector<std::pair<double, double>>;
+
+// `text` cut to at most `chars` characters (UTF-8 code points), ending in an ellipsis when cut.
+std::string fitted(const std::string &text, std::size_t chars) {
+  const auto starts_char = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; };
+  std::size_t seen = 0, keep = 0; // keep: the bytes of the first chars - 1 characters
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!starts_char(text[i]))
+      continue;
+    if (seen + 1 == chars)
+      keep = i;
+    if (++seen > chars)
+      return text.substr(0, keep) + "\u2026";
+  }
+  return text;
+}
 
 // `text` in lines of at most `chars`, broken after ", " or at a space where it can be.
 void wrap(const std::string &text, std::vector<std::string> &out, std::size_t chars = line_chars) {
@@ -63,7 +81,7 @@ void draw(svg::document &doc, const record &r, const figure &f, double y0) {
   for (const auto &rule : f.rules)
     if (const auto *v = std::get_if<double>(&rule.value); v && std::isfinite(*v))
       y_lo = std::min(y_lo, *v), y_hi = std::max(y_hi, *v);
-  doc.panel_title(y0 - 24, f.title);
+  doc.panel_title(y0 - 24, fitted(f.title, panel_title_chars));
   if (!(x_hi >= x_lo) || !(y_hi >= y_lo)) {
     doc.text(left, y0 + panel_h / 2, "nothing measured to draw", {"#888"});
     return;

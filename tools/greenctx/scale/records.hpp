@@ -1,5 +1,5 @@
-// The record of one `greenctx scale`: every run of the program, its points (SM counts and the
-// unconfined baseline), their summaries and speed-ups, and the JSON file that saves it all.
+// The results of one `greenctx scale`: every run of the program, its points (SM counts and the
+// unconfined baseline), their summaries and speed-ups, and the reader of its older JSON files.
 // Pure code: tested on any machine.
 #pragma once
 
@@ -99,7 +99,9 @@ std::string startup_warning(const results &r, const std::vector<point_summary> &
 /// program was told the device's 132 SMs (--real-sm-count)".
 std::string sm_count_note(const results &r);
 
-/// Everything, raw samples and every run's end included.
+/// Everything, raw samples and every run's end included, in the layout --json wrote before the
+/// report model (schema 1; scale_record is what it writes now). Kept so that the tests and the
+/// fuzz target can make files of that layout for from_json.
 nlohmann::json to_json(const results &r, const nlohmann::json &environment);
 
 /// Reads back what to_json wrote. Throws nlohmann::json::exception on a file of another shape.

@@ -1,6 +1,6 @@
 #include "scale/report.hpp"
 
-#include "report/table.hpp"
+#include "process.hpp"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,18 @@
 namespace greenctx::cli::scale {
 namespace {
 
-std::string speedup_text(const std::optional<double> &x) {
-  return x ? fmt::format("{:.2f}x", *x) : "-";
+using report::cell;
+using report::number_format;
+using report::quantity;
+
+const number_format count{"", 0}, ratio{"", 2}, percent{"%", 1};
+
+cell maybe(const std::optional<double> &x) {
+  return x ? cell{*x} : cell{};
+}
+
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
 }
 
 // What the preload library could not confine, once per point and problem.
@@ -23,26 +33,9 @@ std::vector<std::string> problem_notes(const results &r) {
     for (const auto &run : p.runs)
       for (const auto &problem : run.problems)
         if (seen.insert(problem).second)
-          notes.push_back(fmt::format("at {}: not confined: {}", p.label(), problem));
+          notes.push_back(fmt::format("note: at {}: not confined: {}", p.label(), problem));
   }
   return notes;
-}
-
-std::string setup_line(const results &r, const nlohmann::json &env) {
-  std::string warm = r.warmup ? fmt::format(" after {} warm-up run{} on {} SMs", r.warmup,
-                                            r.warmup == 1 ? "" : "s", r.warmup_sms)
-                              : "";
-  return fmt::format("{} ({} SMs), driver CUDA {}, {}; {} timed run{} per SM count{}, taken in "
-                     "rounds over all counts{}",
-                     env.value("gpu", "?"), r.device_sms, env.value("driver_version", "?"),
-                     env.value("date", "?"), r.repeat, r.repeat == 1 ? "" : "s", warm,
-                     r.ignore_coscheduling ? "; split with IgnoreSmCoscheduling" : "");
-}
-
-// What the figures are, which way is better, and the SM count the program was told.
-std::string measure_line(const results &r, const figure_unit &unit) {
-  return fmt::format("figure: {}, {}, {} is better; {}", r.measure.description(), unit.name,
-                     r.measure.direction == better::lower ? "lower" : "higher", sm_count_note(r));
 }
 
 std::string speedup_rule(const results &r) {
@@ -51,49 +44,43 @@ std::string speedup_rule(const results &r) {
              : "speed-up: median here / median there (higher is better)";
 }
 
-// The units of a report: the figure's, and the wall time's (for the wall column, shown when the
-// figure is another).
-struct report_units {
-  figure_unit figure, wall;
-  bool wall_column;
-};
-
-report_units units_for(const results &r, const std::vector<point_summary> &sums) {
-  double longest_wall = 0;
-  for (const auto &s : sums)
-    longest_wall = std::max(longest_wall, s.wall.max);
-  return {unit_for(r.measure, largest_figure(sums)), unit_for(metric{}, longest_wall),
-          r.measure.kind != metric_kind::wall};
+// The SM count of a point as its tables show it: the count, or "unconfined" (not drawn).
+cell point_cell(const point &p) {
+  return p.baseline ? cell{std::string("unconfined")} : cell{static_cast<double>(p.sms)};
 }
 
-// One row of the text and markdown tables, as text ("-" where there is no figure).
-struct row_cells {
-  bool has_figure = false;
-  std::string sms, median, min, max, rsd, wall, vs_smallest, vs_baseline, status;
-};
-
-row_cells cells(const point &p, const point_summary &sum, const report_units &units) {
-  const auto &t = sum.figure;
-  row_cells c;
-  c.has_figure = t.count > 0;
-  c.sms = p.baseline ? p.label() : std::to_string(p.sms);
-  c.median = c.has_figure ? units.figure(t.p50) : "-";
-  c.min = c.has_figure ? units.figure(t.min) : "-";
-  c.max = c.has_figure ? units.figure(t.max) : "-";
-  c.rsd = c.has_figure ? fmt::format("{:.1f}%", 100 * t.noise) : "-";
-  c.wall = sum.wall.count ? units.wall(sum.wall.p50) : "-";
-  c.vs_smallest = speedup_text(sum.vs_smallest);
-  c.vs_baseline = speedup_text(sum.vs_baseline);
-  c.status = sum.status;
-  return c;
-}
-
-// `items` with `wall` inserted before index `at` when the report has a wall column.
-template <class T>
-std::vector<T> with_wall(const report_units &units, std::vector<T> items, std::size_t at, T wall) {
-  if (units.wall_column)
-    items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), std::move(wall));
-  return items;
+// Every run of `runs`, one row each, the figure in the metric's own unit.
+report::series run_table(const char *key, const char *title, const results &r,
+                         const std::vector<std::pair<cell, const run_record *>> &runs) {
+  report::series s{key,
+                   title,
+                   {{"sms", "SMs", count},
+                    {"repeat", "run", count},
+                    {"wall_s", "wall", {"s", 3}},
+                    {"figure", "figure", {r.measure.unit, 6}},
+                    {"end", "end", {}, align::left},
+                    {"exit_code", "exit", count},
+                    {"signal", "signal", count},
+                    {"cuda_used", "CUDA", {}, align::left},
+                    {"confined_devices", "confined GPUs", {}, align::left},
+                    {"green_contexts", "green contexts", count},
+                    {"no_figure", "why no figure", {}, align::left},
+                    {"problems", "not confined", {}, align::left}},
+                   {}};
+  s.detail = true;
+  for (const auto &[at, run] : runs) {
+    std::string devices, problems;
+    for (int d : run->confined_devices)
+      devices += (devices.empty() ? "" : ";") + std::to_string(d);
+    for (const auto &p : run->problems)
+      problems += (problems.empty() ? "" : "; ") + p;
+    s.rows.push_back({at, static_cast<double>(run->repeat + 1), run->wall_s, maybe(run->figure),
+                      process::describe({run->exit_code, run->signal}),
+                      static_cast<double>(run->exit_code), static_cast<double>(run->signal),
+                      yes_no(run->cuda_used), devices, static_cast<double>(run->green_contexts),
+                      run->no_figure, problems});
+  }
+  return s;
 }
 
 } // namespace
@@ -123,21 +110,6 @@ double largest_figure(const std::vector<point_summary> &s) {
   return largest;
 }
 
-std::string elide(std::string_view text, std::size_t max_chars) {
-  constexpr std::string_view ellipsis = "\u2026";
-  const auto starts_char = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; };
-  std::size_t chars = 0, keep = 0; // keep: bytes of the first max_chars - 1 characters
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (!starts_char(text[i]))
-      continue;
-    if (chars + 1 == max_chars)
-      keep = i;
-    if (++chars > max_chars)
-      return max_chars == 0 ? std::string() : std::string(text.substr(0, keep)).append(ellipsis);
-  }
-  return std::string(text);
-}
-
 std::string program_text(const std::vector<std::string> &program) {
   std::string out;
   for (const auto &a : program) {
@@ -147,107 +119,142 @@ std::string program_text(const std::vector<std::string> &program) {
   return out;
 }
 
-std::string text_table(const results &r, const nlohmann::json &env) {
+report::record scale_record(const results &r, const nlohmann::json &environment) {
   const auto sums = summarize(r);
-  const report_units units = units_for(r, sums);
+  const figure_unit unit = unit_for(r.measure, largest_figure(sums));
+  double longest_wall = 0;
+  for (const auto &s : sums)
+    longest_wall = std::max(longest_wall, s.wall.max);
+  const figure_unit wall_unit = unit_for(metric{}, longest_wall);
+  const bool wall_column = r.measure.kind != metric_kind::wall;
   const point *smallest = smallest_confined(r);
-  const std::string &u = units.figure.name;
-  const std::vector<column> columns = with_wall<column>(
-      units,
-      {{"SMs", align::right, 10},
-       {fmt::format("median ({})", u), align::right, 10},
-       {fmt::format("min .. max ({})", u), align::right, 18},
-       {"rsd", align::right, 6},
-       {smallest ? fmt::format("vs {} SMs", smallest->sms) : "vs fewest", align::right, 10},
-       {"vs unconfined", align::right, 13},
-       {"status", align::left, 0}},
-      4, {fmt::format("wall ({})", units.wall.name), align::right, 10});
-  std::vector<row> rows;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const row_cells c = cells(r.points[i], sums[i], units);
-    rows.push_back(with_wall<std::string>(units,
-                                          {r.points[i].baseline ? "unconfined" : c.sms, c.median,
-                                           c.has_figure ? c.min + " .. " + c.max : "-", c.rsd,
-                                           c.vs_smallest, c.vs_baseline, c.status},
-                                          4, c.wall));
-  }
-  std::string s =
-      fmt::format("greenctx scale on GPU {}: {}\n{}\n{}\n\n", r.device, program_text(r.program),
-                  setup_line(r, env), measure_line(r, units.figure));
-  s += cli::text_table(columns, rows);
-  s += fmt::format("\nunconfined: all {} SMs, no green context. rsd: relative standard "
-                   "deviation; {}\n",
-                   r.device_sms, speedup_rule(r));
-  if (units.wall_column)
-    s += "wall: median wall time of the whole program, start-up included\n";
-  if (const std::string w = startup_warning(r, sums); !w.empty())
-    s += "warning: " + w + "\n";
-  for (const auto &n : problem_notes(r))
-    s += "note: " + n + "\n";
-  if (!r.complete())
-    s += "FAILED: " + r.failure + "\n";
-  return s;
-}
+  const point_summary *baseline = nullptr;
+  for (std::size_t i = 0; i < r.points.size(); ++i)
+    if (r.points[i].baseline)
+      baseline = &sums[i];
 
-std::string markdown(const results &r, const nlohmann::json &env) {
-  const auto sums = summarize(r);
-  const report_units units = units_for(r, sums);
-  const point *smallest = smallest_confined(r);
-  const std::string &u = units.figure.name;
-  const std::vector<column> columns = with_wall<column>(
-      units,
-      {{"SMs", align::left},
-       {"median (" + u + ")"},
-       {"min (" + u + ")"},
-       {"max (" + u + ")"},
-       {"rsd"},
-       {"speed-up vs " + (smallest ? fmt::format("{} SMs", smallest->sms) : "fewest SMs")},
-       {"speed-up vs unconfined"},
-       {"status", align::left}},
-      5, {"wall (" + units.wall.name + ")"});
-  std::vector<row> rows;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    const row_cells c = cells(r.points[i], sums[i], units);
-    rows.push_back(with_wall<std::string>(
-        units, {c.sms, c.median, c.min, c.max, c.rsd, c.vs_smallest, c.vs_baseline, c.status}, 5,
-        c.wall));
-  }
-  std::string s = fmt::format("## greenctx scale: `{}`\n\n{}\n\n{}\n\n", program_text(r.program),
-                              setup_line(r, env), measure_line(r, units.figure));
-  s += markdown_table(columns, rows);
-  s += fmt::format(
-      "\nrsd: relative standard deviation; {}.{}\n", speedup_rule(r),
-      units.wall_column ? " wall: median wall time of the whole program, start-up included." : "");
-  if (const std::string w = startup_warning(r, sums); !w.empty())
-    s += "\n**Warning:** " + w + "\n";
-  const auto notes = problem_notes(r);
-  if (!notes.empty()) {
-    s += "\n";
-    for (const auto &n : notes)
-      s += "- " + n + "\n";
-  }
-  if (!r.complete())
-    s += "\n**FAILED:** " + r.failure + "\n";
-  return s;
-}
-
-std::string to_csv(const results &r) {
-  std::string s =
-      csv_line({"sms", "unconfined", "repeat", "wall_s", "exit_code", "signal", "cuda_used",
-                "confined_devices", "green_contexts", "figure", "figure_unit", "metric"});
-  const std::string metric = r.measure.description();
+  report::record rec;
+  rec.kind = "scale";
+  rec.title = fmt::format("greenctx scale on GPU {}: {}", r.device, program_text(r.program));
+  rec.environment = report::environment_of(environment);
+  std::string counts;
   for (const auto &p : r.points)
-    for (const auto &run : p.runs) {
-      std::string devices;
-      for (int d : run.confined_devices)
-        devices += (devices.empty() ? "" : ";") + std::to_string(d);
-      s += csv_line({std::to_string(p.sms), p.baseline ? "1" : "0", std::to_string(run.repeat),
-                     fmt::format("{:.6f}", run.wall_s), std::to_string(run.exit_code),
-                     std::to_string(run.signal), run.cuda_used ? "1" : "0", devices,
-                     std::to_string(run.green_contexts),
-                     run.figure ? fmt::format("{}", *run.figure) : "", r.measure.unit, metric});
-    }
-  return s;
+    if (!p.baseline)
+      counts += (counts.empty() ? "" : ",") + std::to_string(p.sms);
+  rec.config = {
+      {"program", "program", program_text(r.program), {}, true},
+      {"device", "GPU", static_cast<double>(r.device), count, true},
+      {"device_sms", "its SMs", static_cast<double>(r.device_sms), count, true},
+      {"metric", "figure", r.measure.description(), {}},
+      {"metric_spec", "--metric", r.measure.spec(), {}, true},
+      {"metric_unit", "figure unit", r.measure.unit, {}, true},
+      {"better",
+       "better",
+       std::string(r.measure.direction == better::lower ? "lower" : "higher"),
+       {}},
+      {"sms", "SM counts", counts, {}},
+      {"repeat", "timed runs per SM count", static_cast<double>(r.repeat), count},
+      {"warmup", "warm-up runs", static_cast<double>(r.warmup), count},
+      {"warmup_sms", "warm-up on", static_cast<double>(r.warmup_sms), {"SMs", 0}, r.warmup == 0},
+      {"ignore_coscheduling",
+       "split with IgnoreSmCoscheduling",
+       yes_no(r.ignore_coscheduling),
+       {},
+       !r.ignore_coscheduling},
+      {"sm_count_told",
+       "SM count the program was told",
+       std::string(r.real_sm_count ? "device" : "partition"),
+       {},
+       true}};
+  rec.values = {{"complete", "every run ended well", yes_no(r.complete()), {}, true},
+                {"failure", "failure", r.complete() ? cell{} : cell{r.failure}, {}, true},
+                {"figure_unit", "unit of the table's figures", unit.name, {}, true}};
+
+  const number_format shown{unit.name, unit.decimals};
+  const auto in_unit = [&](double v) { return v * unit.per_figure; };
+  report::series points{"points",
+                        "",
+                        {{"sms", "SMs", count},
+                         {"median", "median", shown},
+                         {"min", "min", shown},
+                         {"max", "max", shown},
+                         {"rsd", "rsd", percent}},
+                        {}};
+  if (wall_column)
+    points.fields.push_back({"wall", "wall", {wall_unit.name, wall_unit.decimals}});
+  const std::string vs = smallest ? fmt::format("vs {} SMs", smallest->sms) : "vs fewest";
+  points.fields.insert(points.fields.end(), {{"vs_smallest", vs, ratio},
+                                             {"ideal", "ideal", ratio},
+                                             {"vs_unconfined", "vs unconfined", ratio},
+                                             {"runs", "runs", count},
+                                             {"status", "status", {}, align::left}});
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const point &p = r.points[i];
+    const summary &t = sums[i].figure;
+    const bool has = t.count > 0;
+    std::vector<cell> row = {
+        point_cell(p), has ? cell{in_unit(t.p50)} : cell{}, has ? cell{in_unit(t.min)} : cell{},
+        has ? cell{in_unit(t.max)} : cell{}, has ? cell{100 * t.noise} : cell{}};
+    if (wall_column)
+      row.push_back(sums[i].wall.count ? cell{sums[i].wall.p50 * wall_unit.per_figure} : cell{});
+    const cell ideal = smallest && !p.baseline
+                           ? cell{static_cast<double>(p.sms) / static_cast<double>(smallest->sms)}
+                           : cell{};
+    row.insert(row.end(), {maybe(sums[i].vs_smallest), ideal, maybe(sums[i].vs_baseline),
+                           static_cast<double>(t.count), sums[i].status});
+    points.rows.push_back(std::move(row));
+  }
+  rec.tables.push_back(std::move(points));
+  std::vector<std::pair<cell, const run_record *>> runs, warmups;
+  for (const auto &p : r.points)
+    for (const auto &run : p.runs)
+      runs.emplace_back(point_cell(p), &run);
+  for (const auto &w : r.warmups)
+    warmups.emplace_back(cell{static_cast<double>(r.warmup_sms)}, &w);
+  rec.tables.push_back(run_table("runs", "every timed run", r, runs));
+  rec.tables.push_back(run_table("warmups", "the warm-up runs", r, warmups));
+
+  rec.notes.push_back(fmt::format("unconfined: all {} SMs, no green context. rsd: relative "
+                                  "standard deviation; {}; ideal: SMs / the fewest SMs",
+                                  r.device_sms, speedup_rule(r)));
+  if (wall_column)
+    rec.notes.push_back("wall: median wall time of the whole program, start-up included");
+  rec.notes.push_back(
+      fmt::format("figure: {}, {}, {} is better; {}", r.measure.description(), unit.name,
+                  r.measure.direction == better::lower ? "lower" : "higher", sm_count_note(r)));
+  if (const std::string w = startup_warning(r, sums); !w.empty())
+    rec.notes.push_back("warning: " + w);
+  for (auto &n : problem_notes(r))
+    rec.notes.push_back(std::move(n));
+  if (!r.complete())
+    rec.notes.push_back("FAILED: " + r.failure);
+
+  const bool with_baseline = baseline && baseline->figure.count > 0;
+  std::vector<quantity> figure_rules, speedup_rules;
+  if (with_baseline) {
+    const double median = in_unit(baseline->figure.p50);
+    figure_rules.push_back(
+        {"unconfined_median", "unconfined " + report::show(median, shown), median, shown});
+    if (const auto &x = baseline->vs_smallest)
+      speedup_rules.push_back(
+          {"unconfined_speedup", fmt::format("unconfined {:.2f}x", *x), *x, ratio});
+  }
+  rec.figures.push_back(
+      {fmt::format("Median {} ({}), min and max, by SMs", r.measure.description(), unit.name),
+       "points",
+       "sms",
+       {"median", "min", "max"},
+       unit.name,
+       figure_rules});
+  rec.figures.push_back(
+      {fmt::format("Speed-up against {}",
+                   smallest ? fmt::format("{} SMs", smallest->sms) : std::string("the fewest SMs")),
+       "points",
+       "sms",
+       {"vs_smallest", "ideal"},
+       "x",
+       speedup_rules});
+  return rec;
 }
 
 } // namespace greenctx::cli::scale

@@ -1,33 +1,25 @@
-// How `greenctx scale` shows its record: the table for the terminal, markdown, CSV and the SVG
-// plot, laid out by the CLI's shared table and SVG writers.
+// How `greenctx scale` shows its results: as a record of the report model, which every format
+// renders (report/record.hpp).
 #pragma once
 
+#include "report/record.hpp"
 #include "scale/records.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace greenctx::cli::scale {
 
-/// The table for the terminal, with notes (problems, the failure).
-std::string text_table(const results &r, const nlohmann::json &environment);
-
-/// The same as a markdown report.
-std::string markdown(const results &r, const nlohmann::json &environment);
-
-/// sms,unconfined,repeat,wall_s,exit_code,signal,cuda_used,confined_devices,green_contexts,
-/// figure,figure_unit,metric: one row per timed run; confined_devices is the ordinals separated
-/// by ';' ("0"), empty for none; figure is empty for a run without one; metric is the figure's
-/// description (the same in every row).
-std::string to_csv(const results &r);
-
-/// The median figure against SM count with min..max whiskers and the unconfined baseline, and
-/// the speed-up against the smallest count with the ideal (linear) speed-up: a self-contained
-/// SVG. Its title and lines are cut with an ellipsis to fit its width.
-std::string to_svg(const results &r, const nlohmann::json &environment);
+/// The record of a run (report::record, kind "scale"): the configuration; a table "points" of
+/// each SM count and the unconfined baseline (median, min, max in the unit unit_for picks, rsd,
+/// the wall time when the figure is another, the speed-ups, the ideal linear speed-up, the runs
+/// with a figure, the status); the detail tables "runs" and "warmups" (every run, its figure in
+/// the metric's own unit, how it ended, what the preload library reported); notes and two figures
+/// (the median with min and max, and the speed-up against the ideal). `environment` is the JSON
+/// of environment_json.
+report::record scale_record(const results &r, const nlohmann::json &environment);
 
 /// One unit for a whole table or plot.
 struct figure_unit {
@@ -44,10 +36,6 @@ figure_unit unit_for(const metric &m, double largest);
 
 /// The largest figure of `s` (its max over the points).
 double largest_figure(const std::vector<point_summary> &s);
-
-/// `text` cut to at most `max_chars` characters (UTF-8 code points), ending in an ellipsis
-/// ("\u2026") when it was cut.
-std::string elide(std::string_view text, std::size_t max_chars);
 
 /// The program and its arguments as typed, quoted where a shell would need it.
 std::string program_text(const std::vector<std::string> &program);
