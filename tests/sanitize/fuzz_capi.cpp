@@ -7,6 +7,7 @@
 #include "fuzz_capi_input.hpp"
 #include "fuzz_common.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -54,8 +55,18 @@ void one_call(input &in) {
     const unsigned n = in.value<unsigned>() % (most + 1);
     in.fill(resources, n);
     cudaDevResourceDesc_t desc = nullptr;
-    const cudaError_t rc = cudaDevResourceGenerateDesc(in.flip() ? &desc : nullptr,
-                                                       in.flip() ? resources : nullptr, n);
+    const bool given = in.flip();
+    const cudaError_t rc =
+        cudaDevResourceGenerateDesc(in.flip() ? &desc : nullptr, given ? resources : nullptr, n);
+    // One that holds only a work-queue resource needs no driver yet (the device's SMs are taken
+    // when a context is made of it): that may succeed, and must give a descriptor.
+    if (rc == cudaSuccess && given && n > 0 && desc &&
+        std::all_of(resources, resources + n, [](const cudaDevResource &r) {
+          unsigned type; // read as a number: random bytes need not be a value of the enum
+          std::memcpy(&type, &r.type, sizeof type);
+          return type == cudaDevResourceTypeWorkqueueConfig || type == cudaDevResourceTypeWorkqueue;
+        }))
+      break;
     failed(rc, "cudaDevResourceGenerateDesc", desc);
     break;
   }
