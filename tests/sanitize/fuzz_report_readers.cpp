@@ -11,6 +11,7 @@
 #include "bench/report.hpp"
 #include "report/record.hpp"
 #include "scale/records.hpp"
+#include "scale/report.hpp"
 
 #include <nlohmann/json.hpp>
 
