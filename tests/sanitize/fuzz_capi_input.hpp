@@ -31,24 +31,24 @@ public:
   template <class T> T in_range(T lo, T hi) { return in_.ConsumeIntegralInRange<T>(lo, hi); }
   bool flip() { return in_.ConsumeBool(); }
 
+  // `x` zeroed, then as many of its bytes as the input still has taken from it.
+  template <class T> void bytes_into(T &x) {
+    const auto bytes = in_.ConsumeBytes<unsigned char>(sizeof x);
+    std::memset(&x, 0, sizeof x);
+    if (!bytes.empty())
+      std::memcpy(&x, bytes.data(), bytes.size());
+  }
   // A resource of random bytes, its link (nextResource) null or another of these resources.
   void fill(cudaDevResource *r, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
-      const auto bytes = in_.ConsumeBytes<unsigned char>(sizeof r[i]);
-      std::memset(&r[i], 0, sizeof r[i]);
-      if (!bytes.empty())
-        std::memcpy(&r[i], bytes.data(), bytes.size());
+      bytes_into(r[i]);
       const auto link = in_.ConsumeIntegralInRange<std::size_t>(0, n);
       r[i].nextResource = link < n ? &r[link] : nullptr;
     }
   }
   void fill(cudaDevSmResourceGroupParams *p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto bytes = in_.ConsumeBytes<unsigned char>(sizeof p[i]);
-      std::memset(&p[i], 0, sizeof p[i]);
-      if (!bytes.empty())
-        std::memcpy(&p[i], bytes.data(), bytes.size());
-    }
+    for (std::size_t i = 0; i < n; ++i)
+      bytes_into(p[i]);
   }
   // A handle: null, a small number, random bits, or the address of bytes the input wrote.
   template <class H> H handle() {
