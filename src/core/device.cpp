@@ -35,7 +35,7 @@ device &device::operator=(device &&other) noexcept {
 
 device::~device() {
   if (s_.primary)
-    detail::driver().cuDevicePrimaryCtxRelease(s_.handle);
+    detail::release_with(detail::driver().cuDevicePrimaryCtxRelease, s_.handle);
 }
 
 int device::count() {

@@ -18,7 +18,7 @@ void event_ref::synchronize() const {
 }
 
 bool event_ref::ready() const {
-  const CUresult rc = detail::driver().cuEventQuery(handle_);
+  const CUresult rc = GREENCTX_ENTRY(cuEventQuery)(handle_);
   if (rc == CUDA_ERROR_NOT_READY)
     return false;
   detail::check(rc, "cuEventQuery");
@@ -54,7 +54,7 @@ event &event::operator=(event &&other) noexcept {
 
 event::~event() {
   if (native_handle())
-    detail::driver().cuEventDestroy(native_handle());
+    detail::release_with(detail::driver().cuEventDestroy, native_handle());
 }
 
 event event::from_native_handle(CUevent handle) noexcept {

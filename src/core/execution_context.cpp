@@ -111,7 +111,7 @@ scoped_current_context::scoped_current_context(execution_context_ref ctx) {
 
 scoped_current_context::~scoped_current_context() {
   CUcontext popped = nullptr;
-  detail::driver().cuCtxPopCurrent(&popped);
+  detail::release_with(detail::driver().cuCtxPopCurrent, &popped);
 }
 
 CUdevice device_of(CUcontext ctx) {
@@ -133,7 +133,7 @@ green_context green_context::create(const descriptor &desc) {
   try {
     return from_native_handle(h, desc.device());
   } catch (...) {
-    detail::driver().cuGreenCtxDestroy(h);
+    detail::release_with(detail::driver().cuGreenCtxDestroy, h);
     throw;
   }
 }
@@ -159,7 +159,7 @@ void green_context::swap(green_context &other) noexcept {
 
 green_context::~green_context() {
   if (green_handle())
-    detail::driver().cuGreenCtxDestroy(green_handle());
+    detail::release_with(detail::driver().cuGreenCtxDestroy, green_handle());
 }
 
 CUgreenCtx green_context::release() noexcept {

@@ -16,7 +16,7 @@ device_buffer::device_buffer(const device &dev, std::size_t bytes) {
   s_.device = dev.native_handle();
   s_.bytes = bytes;
   detail::scoped_primary_context guard(s_.device);
-  const CUresult rc = detail::driver().cuMemAlloc(&s_.ptr, bytes);
+  const CUresult rc = GREENCTX_ENTRY(cuMemAlloc)(&s_.ptr, bytes);
   if (rc != CUDA_SUCCESS)
     detail::check(rc, "cuMemAlloc", "allocating " + std::to_string(bytes) + " bytes");
 }
@@ -36,7 +36,7 @@ device_buffer::~device_buffer() {
     return;
   try {
     detail::scoped_primary_context guard(s_.device);
-    detail::driver().cuMemFree(s_.ptr);
+    detail::release_with(detail::driver().cuMemFree, s_.ptr);
   } catch (...) {
     // destructors do not throw; the memory goes with the context
   }
@@ -84,9 +84,15 @@ mapped_host_buffer::mapped_host_buffer(const device &dev, std::size_t bytes) {
                 CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
   s_.bytes = bytes;
   std::memset(s_.host, 0, bytes);
-  const CUresult rc = detail::driver().cuMemHostGetDevicePointer(&s_.ptr, s_.host, 0);
+  CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+  try {
+    rc = GREENCTX_ENTRY(cuMemHostGetDevicePointer)(&s_.ptr, s_.host, 0);
+  } catch (...) {
+    detail::release_with(detail::driver().cuMemFreeHost, s_.host);
+    throw;
+  }
   if (rc != CUDA_SUCCESS) {
-    detail::driver().cuMemFreeHost(s_.host);
+    detail::release_with(detail::driver().cuMemFreeHost, s_.host);
     detail::check(rc, "cuMemHostGetDevicePointer", "mapping page-locked host memory");
   }
 }
@@ -106,7 +112,7 @@ mapped_host_buffer::~mapped_host_buffer() {
     return;
   try {
     detail::scoped_primary_context guard(s_.device);
-    detail::driver().cuMemFreeHost(s_.host);
+    detail::release_with(detail::driver().cuMemFreeHost, s_.host);
   } catch (...) {
     // destructors do not throw; the memory goes with the process
   }

@@ -13,7 +13,7 @@ void stream_ref::synchronize() const {
 }
 
 bool stream_ref::ready() const {
-  const CUresult rc = detail::driver().cuStreamQuery(handle_);
+  const CUresult rc = GREENCTX_ENTRY(cuStreamQuery)(handle_);
   if (rc == CUDA_ERROR_NOT_READY)
     return false;
   detail::check(rc, "cuStreamQuery");
@@ -85,7 +85,7 @@ stream &stream::operator=(stream &&other) noexcept {
 
 stream::~stream() {
   if (native_handle())
-    detail::driver().cuStreamDestroy(native_handle());
+    detail::release_with(detail::driver().cuStreamDestroy, native_handle());
 }
 
 CUstream stream::release() noexcept {

@@ -7,17 +7,23 @@ namespace greenctx::detail {
 scoped_primary_context::scoped_primary_context(CUdevice dev) : dev_(dev) {
   CUcontext primary = nullptr;
   GREENCTX_CALL(cuDevicePrimaryCtxRetain, &primary, dev);
-  const CUresult rc = driver().cuCtxPushCurrent(primary);
+  CUresult rc = CUDA_ERROR_NOT_SUPPORTED;
+  try {
+    rc = GREENCTX_ENTRY(cuCtxPushCurrent)(primary);
+  } catch (...) {
+    release_with(driver().cuDevicePrimaryCtxRelease, dev);
+    throw;
+  }
   if (rc != CUDA_SUCCESS) {
-    driver().cuDevicePrimaryCtxRelease(dev);
+    release_with(driver().cuDevicePrimaryCtxRelease, dev);
     check(rc, "cuCtxPushCurrent");
   }
 }
 
 scoped_primary_context::~scoped_primary_context() {
   CUcontext popped = nullptr;
-  driver().cuCtxPopCurrent(&popped);
-  driver().cuDevicePrimaryCtxRelease(dev_);
+  release_with(driver().cuCtxPopCurrent, &popped);
+  release_with(driver().cuDevicePrimaryCtxRelease, dev_);
 }
 
 } // namespace greenctx::detail

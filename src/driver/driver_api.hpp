@@ -156,9 +156,30 @@ inline void check(CUresult code, const char *api, const std::string &context) {
     ::greenctx::detail::check(greenctx_api_.member(__VA_ARGS__), #member);                         \
   } while (0)
 
+// A required driver entry point, to call when its result is read rather than checked (a query
+// that may answer CUDA_ERROR_NOT_READY): GREENCTX_ENTRY(cuStreamQuery)(s). Throws
+// unsupported_error when the driver lacks it, as GREENCTX_CALL does.
+#define GREENCTX_ENTRY(member)                                                                     \
+  (::greenctx::detail::required_entry(::greenctx::detail::driver().member, #member,                \
+                                      ::greenctx::detail::introduced_in_##member))
+
 namespace greenctx::detail {
 #define GREENCTX_DECLARE_VERSION(member, symbol, version)                                          \
   inline constexpr int introduced_in_##member = version;
 GREENCTX_DRIVER_ENTRY_POINTS(GREENCTX_DECLARE_VERSION)
 #undef GREENCTX_DECLARE_VERSION
+
+/// `entry`, or unsupported_error naming it when it is null (GREENCTX_ENTRY).
+template <class Fn> Fn required_entry(Fn entry, const char *name, int version) {
+  require(reinterpret_cast<const void *>(entry), name, version);
+  return entry;
+}
+
+/// Releases in destructors and on error paths, which must not throw: calls `entry` when the driver
+/// has it. A stub or incomplete libcuda may lack it (seen with the tests' fake driver); what it
+/// would release then stays with the process.
+template <class Fn, class... Args> void release_with(Fn entry, Args... args) noexcept {
+  if (entry)
+    entry(args...);
+}
 } // namespace greenctx::detail

@@ -1109,6 +1109,16 @@ TEST(Cli, InfoSaysWhetherMpsIsActive) {
   EXPECT_TRUE(j.contains("features") && j.contains("driver_version")) << j;
 }
 
+// A libcuda that lacks an entry point greenctx calls (the fake driver has no cuMemAlloc) is
+// refused with the entry point named, exit 4: the call went through a null pointer (SIGSEGV).
+TEST(Cli, AnIncompleteDriverIsNamedNotCalled) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const auto r = run_cli({"verify", "16,rest"}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_unsupported) << r;
+  EXPECT_TRUE(contains(r.err, "does not provide cuMemAlloc")) << r;
+  EXPECT_TRUE(contains(r.err, "stub or an incomplete libcuda")) << r;
+}
+
 TEST(Cli, RunRealSmCountTellsTheProgramTheDevicesCount) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   const std::string show = "echo \"real=${GREENCTX_RUN_REAL_SM_COUNT:-unset}\"";
