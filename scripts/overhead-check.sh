@@ -99,7 +99,7 @@ log="$out/logs/stderr.log"
 : > "$samples"
 : > "$log"
 "$cli" info --json > "$out/info.json" 2>> "$log"
-sms=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][0]["sm_count"])' \
+sms=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tables"]["gpus"]["rows"][0]["sm_count"])' \
       "$out/info.json" 2>> "$log")
 if ! [[ $sms =~ ^[0-9]+$ ]]; then
   echo "overhead-check: greenctx info --json gave no sm_count (see $out/info.json)" >&2

@@ -753,6 +753,35 @@ const std::string results_dir =
                                                    : GREENCTX_SOURCE_DIR) +
     "/bench/results/2026-11-29-h200";
 
+// info, verify and split report a saved result again without a driver (files of older greenctx
+// converted), exit by its verdict, and take their argument or --from, not both.
+TEST(Cli, InfoVerifyAndSplitFromSavedResults) {
+  temp_dir dir;
+  const std::string json = (dir.path / "again.json").string();
+  auto r = run_cli({"info", "--from", results_dir + "/gpu-check/info.json", "--json", json});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "NVIDIA H200")) << r;
+  const auto again = run_cli({"info", "--from", json});
+  EXPECT_EQ(again.exit_code, exit_ok) << again;
+  EXPECT_EQ(again.out, r.out); // the record read back prints the same
+  r = run_cli({"verify", "--from", results_dir + "/gpu-check/verify-16-8-rest.json"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "OK: every partition stayed within its SMs")) << r;
+  EXPECT_TRUE(contains(r.out, "AAAABBCCCCCCCCCC")) << r; // the combined map
+  r = run_cli({"split", "--from", results_dir + "/compat-python/split-discover-8.json"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "15 x 8")) << r;
+  r = run_cli({"verify", "--from", json});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "holds a greenctx.info result, not a greenctx.verify one")) << r;
+  r = run_cli({"verify", "16,rest", "--from", json});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "give no SPLIT ('16,rest')")) << r;
+  r = run_cli({"split"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "REQUEST is required (or --from FILE")) << r;
+}
+
 // A tune of the H200 saved before the report model (schema 1) reported again in every format
 // without a GPU, and its record read back to the same text; files of other kinds are refused.
 TEST(Cli, TuneFromSavedRunsOfBothSchemas) {
@@ -1093,20 +1122,22 @@ TEST(Cli, InfoSaysWhetherMpsIsActive) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   auto r = run_cli({"info", "--device", "0"}, {fake_driver});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  EXPECT_TRUE(contains(r.out, "MPS           not active: processes on this GPU time-slice")) << r;
+  EXPECT_TRUE(contains(r.out, "note: GPU 0: MPS not active: processes on this GPU time-slice"))
+      << r;
   r = run_cli({"info", "--device", "0"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
-  EXPECT_TRUE(contains(r.out, "MPS           active: this process is an MPS client")) << r;
+  EXPECT_TRUE(contains(r.out, "note: GPU 0: MPS active: this process is an MPS client")) << r;
   r = run_cli({"info", "--json"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  // The driver's fields at the top level, each GPU's in devices (schema 1).
+  // The driver's values, one row per GPU in the table "gpus" (schema 2: a record).
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["kind"], "greenctx.info");
-  ASSERT_EQ(j["devices"].size(), j["device_count"].get<std::size_t>()) << j;
-  EXPECT_EQ(j["devices"][0]["mps"]["active"], true) << j;
-  EXPECT_GT(j["devices"][0]["sm_count"].get<unsigned>(), 0u) << j;
-  for (const char *per_gpu : {"mps", "sm_count", "gpu", "stream_priorities"})
-    EXPECT_FALSE(j.contains(per_gpu)) << per_gpu << " at the top level: " << j;
-  EXPECT_TRUE(j.contains("features") && j.contains("driver_version")) << j;
+  EXPECT_EQ(j["schema"], 2);
+  const nlohmann::json &rows = j["tables"]["gpus"]["rows"];
+  ASSERT_EQ(rows.size(), j["values"]["device_count"]["value"].get<std::size_t>()) << j;
+  EXPECT_EQ(rows[0]["mps"], "active") << j;
+  EXPECT_GT(rows[0]["sm_count"].get<unsigned>(), 0u) << j;
+  EXPECT_EQ(j["environment"]["driver_version"]["value"], "13.0") << j;
+  EXPECT_FALSE(j["tables"]["features"]["rows"].empty()) << j;
 }
 
 // A libcuda that lacks an entry point greenctx calls (the fake driver has no cuMemAlloc) is

@@ -99,6 +99,25 @@ TEST(Record, JsonReadsBackToTheSameRecord) {
   EXPECT_EQ(report::to_svg(again), report::to_svg(r));
 }
 
+// A detail field is a column of the JSON, the CSV and the markdown, not of the terminal's table.
+TEST(Record, DetailFieldsAreLeftOffTheTerminal) {
+  report::record r;
+  r.kind = "sample";
+  report::series s{"t", "", {{"n", "n", {"", 0}}, {"why", "why it is", {}, align::left, true}}};
+  s.rows = {{1.0, "a long explanation"}};
+  r.tables = {s};
+  const std::string text = report::to_text(r);
+  EXPECT_EQ(text.find("why it is"), std::string::npos) << text;
+  EXPECT_EQ(text.find("a long explanation"), std::string::npos) << text;
+  EXPECT_NE(report::to_markdown(r).find("| n | why it is |"), std::string::npos);
+  EXPECT_EQ(report::to_csv(r), "n,why\n1,a long explanation\n");
+  const auto j = report::to_json(r);
+  EXPECT_EQ(j["tables"]["t"]["fields"]["why"]["detail"], true);
+  EXPECT_FALSE(j["tables"]["t"]["fields"]["n"].contains("detail"));
+  EXPECT_EQ(report::to_json(report::from_json(j)), j);
+  EXPECT_EQ(report::to_text(report::from_json(j)), text);
+}
+
 TEST(Record, DocumentsOfAnotherShapeAreRefused) {
   const auto good = report::to_json(sample());
   const auto refused = [&](auto change, const char *why) {

@@ -232,7 +232,7 @@ def device_sm_count(cli):
     try:
         r = subprocess.run([cli, "info", "--json"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
-        return int(json.loads(r.stdout)["devices"][0]["sm_count"])
+        return int(json.loads(r.stdout)["tables"]["gpus"]["rows"][0]["sm_count"])
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
         return None
 

@@ -53,7 +53,7 @@ if ! "$cli" mps start; then
   exit 77
 fi
 trap '"$cli" mps stop; rm -rf "$dir"' EXIT
-"$cli" info --device 0 | grep -E '^MPS +active' || { echo "mps_pieces: info does not say MPS active" >&2; failed=1; }
+"$cli" info --device 0 | grep -E '^note: GPU 0: MPS active' || { echo "mps_pieces: info does not say MPS active" >&2; failed=1; }
 "$cli" run --strict --split 16,rest --piece 0 -- "$wl" memory 256 20 > "$out/mps-piece0.txt" 2>&1 &
 p0=$!
 "$cli" run --strict --split 16,rest --piece 1 -- "$wl" memory 256 20 > "$out/mps-piece1.txt" 2>&1 &

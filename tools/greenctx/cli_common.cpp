@@ -61,6 +61,12 @@ nlohmann::json environment_json(const driver_info &drv, const device &dev) {
   };
 }
 
+nlohmann::json with_date_and_command(nlohmann::json env) {
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  return env;
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];

@@ -41,6 +41,10 @@ void print_error(const std::string &message);
 /// Environment every result carries: driver, toolkit, GPU, SMs, granularity, greenctx commit.
 nlohmann::json environment_json(const driver_info &drv, const device &dev);
 
+/// `env` with the run's "date" (utc_now) and "command" (command_line): the environment a result
+/// records.
+nlohmann::json with_date_and_command(nlohmann::json env);
+
 /// The current time in UTC, "2026-12-01T03:00:00Z", for the date of a result.
 std::string utc_now();
 

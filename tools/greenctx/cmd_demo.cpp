@@ -84,9 +84,10 @@ int run_demo(const demo_options &opt) {
              opt.critical_sms);
   const partition_request request{{opt.critical_sms}, true};
   const partition_set set = partition_set::create(dev, request);
-  const int verify_rc = print_verification(dev, set, request, 8);
-  if (verify_rc != exit_ok)
-    return verify_rc;
+  const report::record verified = verification_record(dev, set, request, 8);
+  std::fputs(report::to_text(verified).c_str(), stdout);
+  if (verified.says_no("ok"))
+    return exit_check_failed;
 
   fmt::print("\n== 3. Latency of a critical kernel while long kernels fill the GPU\n");
   const bench::config cfg = demo_config(opt);

@@ -2,6 +2,8 @@
 // that does the work (called by main inside the error handler).
 #pragma once
 
+#include "report/record.hpp"
+
 #include <greenctx/greenctx.hpp>
 
 #include <CLI/CLI.hpp>
@@ -22,15 +24,10 @@ void add_scale(CLI::App &app, action &run);
 void add_mps(CLI::App &app, action &run);
 void add_tune(CLI::App &app, action &run);
 
-/// Verifies `set` on the hardware and prints the table and SM maps; returns exit_ok or
-/// exit_check_failed.
-int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
-                       const greenctx::partition_request &request, unsigned blocks_per_sm);
-
-/// The same for a verification already measured (verify_partitions on `set`).
-int print_verification(const greenctx::device &dev, const greenctx::partition_set &set,
-                       const greenctx::partition_request &request,
-                       const greenctx::verify_report &report);
+/// Verifies `set` on the hardware: the record `greenctx verify` prints (verify_record.hpp).
+report::record verification_record(const greenctx::device &dev, const greenctx::partition_set &set,
+                                   const greenctx::partition_request &request,
+                                   unsigned blocks_per_sm);
 
 /// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
 void add_device_option(CLI::App &cmd, int &ordinal);

@@ -22,7 +22,7 @@
 #include "process.hpp"
 #include "report/json.hpp"
 #include "report/output.hpp"
-#include "report/table.hpp"
+#include "verify_record.hpp"
 
 #include <fmt/format.h>
 
@@ -240,10 +240,6 @@ fill_span span_of(const nlohmann::json &a) {
   return {a.at("start_ns").get<double>(), a.at("end_ns").get<double>()};
 }
 
-std::string ms(double ns) {
-  return fmt::format("{:.1f} ms", ns / 1e6);
-}
-
 } // namespace
 
 int verify_processes(const process_verify_options &opt) {
@@ -260,30 +256,26 @@ int verify_processes(const process_verify_options &opt) {
   std::vector<piece_plan> pieces;
   std::optional<bool> mps;
   nlohmann::json environment;
-  std::string gpu;
   {
     const device dev(opt.device);
     refuse_mps_percentage(dev, api);
     mps = mps_active(dev);
     environment = environment_json(drv, dev);
-    const auto [major, minor] = dev.compute_capability();
-    gpu = fmt::format("GPU {} ({}, {} SMs, CC {}.{})", dev.ordinal(), dev.name(),
-                      dev.sms().sm_count(), major, minor);
     const described_partitions described = describe_partitions(dev, request, flags);
     for (const auto &p : described.parts)
       pieces.push_back({p.rest ? "rest" : std::to_string(p.requested), p.desc.sm_count()});
   }
   const bool mps_on = mps.value_or(false);
-  const bool text = !json_replaces_text(opt.json);
-  if (text) {
-    fmt::print("greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
-               "{} --piece I)\n",
-               request.to_string(), gpu, opt.split);
-    fmt::print("MPS: {}\n", mps_on ? "active (the processes are MPS clients)"
-                                   : std::string("not active: the processes will take turns on "
-                                                 "the GPU and this check fails; ") +
-                                         mps_start_hint);
-  }
+  // What is about to run, before the minutes it takes (stderr: stdout is the report).
+  fmt::print(stderr,
+             "greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
+             "{} --piece I)\n",
+             request.to_string(), report::gpu_described(environment), opt.split);
+  fmt::print(stderr, "MPS: {}\n",
+             mps_on ? "active (the processes are MPS clients)"
+                    : std::string("not active: the processes will take turns on the GPU and this "
+                                  "check fails; ") +
+                          mps_start_hint);
 
   std::signal(SIGPIPE, SIG_IGN); // a process that died is noticed by its answer, not by a signal
   const std::string self = self_path();
@@ -373,82 +365,22 @@ int verify_processes(const process_verify_options &opt) {
   settings.mps_active = mps_on;
   const process_check_report report = check_processes(m, settings);
 
-  if (!opt.json.empty()) {
-    nlohmann::json j;
-    j["environment"] = environment;
-    j["split"] = request.to_string();
-    j["flags"] = opt.ignore_coscheduling ? "ignore_sm_coscheduling" : "none";
-    j["mps_active"] = mps ? nlohmann::json(*mps) : nlohmann::json(nullptr);
-    j["settings"] = {{"spin_ms", opt.spin_ms},
-                     {"waves", opt.waves},
-                     {"rounds", opt.rounds},
-                     {"expected_ms", settings.expected_ns / 1e6},
-                     {"work_iterations", iterations}};
-    j["pieces"] = nlohmann::json::array();
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      nlohmann::json together = nlohmann::json::array();
-      for (const auto &t : m[i].together)
-        together.push_back({{"start_ns", t.start_ns}, {"end_ns", t.end_ns}});
-      j["pieces"].push_back({{"label", m[i].label},
-                             {"sms", m[i].planned},
-                             {"told", m[i].told},
-                             {"used", m[i].used},
-                             {"pid", ready[i].at("pid")},
-                             {"alone_ms", m[i].alone.length_ns() / 1e6},
-                             {"work_alone_ms", m[i].work_alone.length_ns() / 1e6},
-                             {"alone_ratio", report.alone_ratio[i]},
-                             {"slowdown", report.slowdown[i]},
-                             {"together", together}});
-    }
-    j["overlap"] = m.size() > 1 ? nlohmann::json(report.overlap) : nlohmann::json(nullptr);
-    j["violations"] = report.violations;
-    j["notes"] = report.notes;
-    j["ok"] = report.ok();
-    write_json("greenctx verify", "verify-processes", opt.json, j);
-    if (!text)
-      return report.ok() ? exit_ok : exit_check_failed;
-  }
-
-  const std::vector<column> columns = {
-      {"#", align::right, 2},       {"piece", align::left, 5},
-      {"SMs", align::right, 3},     {"told", align::right, 4},
-      {"used", align::right, 4},    {"fill alone", align::right},
-      {"work alone", align::right}, {"work beside the others", align::left}};
-  std::vector<row> rows;
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    std::vector<double> spans;
-    for (const auto &t : m[i].together)
-      spans.push_back(t.length_ns());
-    std::sort(spans.begin(), spans.end());
-    const std::string beside =
-        spans.empty()
-            ? "-"
-            : fmt::format("{} (x{:.2f})", ms(spans[spans.size() / 2]), report.slowdown[i]);
-    rows.push_back({std::to_string(i), m[i].label, std::to_string(m[i].planned),
-                    std::to_string(m[i].told), std::to_string(m[i].used),
-                    ms(m[i].alone.length_ns()), ms(m[i].work_alone.length_ns()), beside});
-  }
-  fmt::print("\n{}", text_table(columns, rows));
-  fmt::print("\nfill: {} waves of blocks that hold their SMs {} ms each, {} on exactly a piece's "
-             "SMs; work: {} multiply-adds a thread in the same blocks",
-             opt.waves, opt.spin_ms, ms(settings.expected_ns), iterations);
-  if (m.size() > 1)
-    fmt::print("; beside each other the pieces' work ran at the same time for {:.0f}% of the "
-               "shortest (median of {} rounds)",
-               std::max(0.0, report.overlap) * 100, opt.rounds);
-  fmt::print("\n");
-  for (const auto &n : report.notes)
-    fmt::print("note: {}\n", n);
-  if (report.ok()) {
-    fmt::print("\nOK: each process was told its piece's SMs, stayed on them, and the pieces ran "
-               "side by side\n");
-    return exit_ok;
-  }
-  for (const auto &v : report.violations)
-    fmt::print("VIOLATION: {}\n", v);
-  fmt::print("\nFAILED: {} violation{}\n", report.violations.size(),
-             report.violations.size() == 1 ? "" : "s");
-  return exit_check_failed;
+  verification::process_results results;
+  results.split = request.to_string();
+  results.ignore_coscheduling = opt.ignore_coscheduling;
+  results.mps_active = mps;
+  results.spin_ms = opt.spin_ms;
+  results.waves = opt.waves;
+  results.rounds = opt.rounds;
+  results.expected_ns = settings.expected_ns;
+  results.iterations = iterations;
+  results.pieces = m;
+  for (const auto &r : ready)
+    results.pids.push_back(whole<long long>(r.at("pid")));
+  results.report = report;
+  print_record(api, opt.output,
+               verification::processes_record(results, with_date_and_command(environment)));
+  return report.ok() ? exit_ok : exit_check_failed;
 }
 
 void add_verify_piece(CLI::App &app, action &run) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "commands.hpp"
+#include "report/output.hpp"
 
 #include <string>
 
@@ -12,14 +13,15 @@ struct process_verify_options {
   std::string split;
   int device = 0;
   bool ignore_coscheduling = false;
-  std::string json;       ///< --json: a file, "-" for stdout, empty: not asked
+  output_options output;  ///< --json, --markdown, --csv (--from is verify's, never here)
   unsigned spin_ms = 100; ///< each wave of a fill holds its SMs this long
   unsigned waves = 2;     ///< waves of blocks a fill needs on exactly its piece
   unsigned rounds = 3;    ///< times all pieces fill at once
 };
 
-/// Runs the check and prints it (text or JSON): exit_ok, exit_check_failed, or throws error
-/// (request_error for a bad split or device, before any process starts).
+/// Runs the check and prints its record (verification::processes_record): exit_ok,
+/// exit_check_failed, or throws error (request_error for a bad split or device, before any process
+/// starts).
 int verify_processes(const process_verify_options &opt);
 
 /// The hidden `greenctx verify-piece` subcommand: the process of one piece.

@@ -86,6 +86,25 @@ void add_output_options(CLI::App &cmd, output_options &opt, const output_help &h
   cmd.add_option("--from", opt.from, help.from);
 }
 
+void add_record_options(CLI::App &cmd, output_options &opt, const std::string &csv_table) {
+  add_json_option(cmd, opt.json);
+  cmd.add_option("--markdown", opt.markdown, "Write the report as markdown to FILE");
+  cmd.add_option("--csv", opt.csv, "Write " + csv_table + " as CSV to FILE");
+  cmd.add_option("--from", opt.from,
+                 "Report again a result saved with --json FILE (no GPU needed; files of older "
+                 "greenctx versions are converted)");
+}
+
+void check_argument_or_from(const std::string &command, const char *name, const std::string &value,
+                            const output_options &opt) {
+  if (opt.from.empty() && value.empty())
+    reject(command,
+           fmt::format("{} is required (or --from FILE, to report a saved result again)", name));
+  if (!opt.from.empty() && !value.empty())
+    reject(command,
+           fmt::format("--from FILE reports a saved result again: give no {} ('{}')", name, value));
+}
+
 void check_json_path(const std::string &command, const std::string &path) {
   if (!json_replaces_text(path))
     check_writable(command, "--json", path);

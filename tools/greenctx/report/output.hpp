@@ -51,6 +51,16 @@ struct output_help {
 /// Adds --json, --csv, --svg, --markdown and --from FILE to `cmd`, bound to `opt`.
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help);
 
+/// Adds the outputs of a command whose record draws no figure (info, verify, split): --json [FILE]
+/// as add_json_option, --markdown FILE, --csv FILE (`csv_table` says what it holds: "the GPUs'
+/// table") and --from FILE (a result saved with --json, printed again), bound to `opt`.
+void add_record_options(CLI::App &cmd, output_options &opt, const std::string &csv_table);
+
+/// The positional argument `name` ("SPLIT") of a command that also reads --from: required without
+/// --from, refused beside it. Throws request_error naming `command`.
+void check_argument_or_from(const std::string &command, const char *name, const std::string &value,
+                            const output_options &opt);
+
 /// Rejects, before a measurement that can take minutes, an output path whose folder does not
 /// exist or that is a folder. Throws request_error naming `command` ("greenctx scale").
 void check_output_paths(const std::string &command, const output_options &opt);

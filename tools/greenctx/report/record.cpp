@@ -29,9 +29,12 @@ std::string header_of(const field &f) {
   return f.header.empty() ? f.format.unit : f.header + " " + f.format.unit;
 }
 
+// The columns of `s` for text (`widths`, detail fields left out) or markdown (every field).
 std::vector<column> columns_of(const series &s, bool widths) {
   std::vector<column> out;
   for (const auto &f : s.fields) {
+    if (widths && f.detail)
+      continue;
     column c{header_of(f), f.side, 0};
     if (widths) {
       c.width = c.header.size();
@@ -43,12 +46,14 @@ std::vector<column> columns_of(const series &s, bool widths) {
   return out;
 }
 
-std::vector<row> cells_of(const series &s) {
+// The cells of `s` as columns_of lays them out.
+std::vector<row> cells_of(const series &s, bool text) {
   std::vector<row> out;
   for (const auto &r : s.rows) {
     row cells;
     for (std::size_t i = 0; i < s.fields.size(); ++i)
-      cells.push_back(show(r.at(i), s.fields[i].format, false));
+      if (!text || !s.fields[i].detail)
+        cells.push_back(show(r.at(i), s.fields[i].format, false));
     out.push_back(std::move(cells));
   }
   return out;
@@ -77,6 +82,11 @@ const quantity *record::find(const std::string &key) const {
       if (q.key == key)
         return &q;
   return nullptr;
+}
+
+bool record::says_no(const std::string &key) const {
+  const quantity *q = find(key);
+  return q && q->value == cell{"no"};
 }
 
 const series *record::table(const std::string &key) const {
@@ -146,6 +156,22 @@ std::vector<quantity> environment_of(const nlohmann::json &env) {
   return out;
 }
 
+std::string gpu_described(const nlohmann::json &env) {
+  const auto text = [&](const char *key) -> std::string {
+    const auto it = env.is_object() ? env.find(key) : env.end();
+    if (it == env.end() || it->is_null())
+      return {};
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
+  std::string out = "GPU " + (text("device").empty() ? std::string("?") : text("device"));
+  std::string inside = text("gpu");
+  if (const std::string sms = text("sm_count"); !sms.empty())
+    inside += (inside.empty() ? "" : ", ") + sms + " SMs";
+  if (const std::string cc = text("compute_capability"); !cc.empty())
+    inside += (inside.empty() ? "" : ", ") + std::string("CC ") + cc;
+  return inside.empty() ? out : out + " (" + inside + ")";
+}
+
 std::string to_text(const record &r) {
   std::string out = r.title + "\n";
   if (!r.environment.empty())
@@ -159,7 +185,7 @@ std::string to_text(const record &r) {
     if (t.detail)
       continue;
     out += "\n" + (t.title.empty() ? "" : t.title + ":\n");
-    out += text_table(columns_of(t, true), cells_of(t));
+    out += text_table(columns_of(t, true), cells_of(t, true));
   }
   if (!r.notes.empty())
     out += "\n";
@@ -183,7 +209,7 @@ std::string to_markdown(const record &r) {
   list("Results", r.values);
   for (const auto &t : r.tables)
     out += "## " + (t.title.empty() ? t.key : t.title) + "\n\n" +
-           markdown_table(columns_of(t, false), cells_of(t)) + "\n";
+           markdown_table(columns_of(t, false), cells_of(t, false)) + "\n";
   for (const auto &n : r.notes)
     out += n + "\n\n";
   return out;

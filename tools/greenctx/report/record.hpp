@@ -40,6 +40,7 @@ struct field {
   std::string header; ///< the text and markdown heading: "p99"
   number_format format;
   align side = align::right;
+  bool detail = false; ///< left out of the terminal's text (JSON, CSV and markdown keep it)
 };
 
 /// A table of rows, one cell per field.
@@ -80,12 +81,18 @@ struct record {
   const quantity *find(const std::string &key) const;
   /// The table `key`, or nullptr.
   const series *table(const std::string &key) const;
+  /// Whether the value `key` says "no" (a verdict such as "ok"; false when there is none).
+  bool says_no(const std::string &key) const;
 };
 
 /// The environment JSON the commands record (environment_json, with "date", "command", "commit"
 /// and "clocks" where they were added) as the record's quantities, labelled, in a fixed order;
 /// fields it does not know come last, by their names.
 std::vector<quantity> environment_of(const nlohmann::json &env);
+
+/// "GPU 0 (NVIDIA H200, 132 SMs, CC 9.0)" from the fields of environment_json; what is not there
+/// is left out ("GPU ?" without a device).
+std::string gpu_described(const nlohmann::json &env);
 
 /// "12.3 us", "8", "yes", "-" for nothing: a cell for people, with its format.
 std::string show(const cell &c, const number_format &f, bool with_unit = true);

@@ -82,6 +82,8 @@ ojson series_json(const series &s) {
     ojson j = {{"header", f.header}};
     put_format(j, f.format);
     j["align"] = f.side == align::left ? "left" : "right";
+    if (f.detail)
+      j["detail"] = true;
     fields[f.key] = std::move(j);
   }
   for (const auto &cells : s.rows) {
@@ -103,7 +105,7 @@ series read_series(const std::string &key, const ojson &j) {
     if (side != "left" && side != "right")
       refuse(406, "align is left or right, not " + side, f);
     s.fields.push_back({name, f.at("header").get<std::string>(), read_format(f),
-                        side == "left" ? align::left : align::right});
+                        side == "left" ? align::left : align::right, f.value("detail", false)});
   }
   for (const auto &row : j.at("rows")) {
     if (!row.is_object())
