@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs scripts/compare-command-records.py over what info, verify and split said before and after
+# the report model (issue 23 item 8), printing every comparison and exiting 1 on any difference.
+#
+#   scripts/compare-command-records.sh saved NEW_CLI OUT
+#       every info, verify and split file under bench/results/ against NEW_CLI KIND --from FILE
+#   scripts/compare-command-records.sh live OLD_CLI NEW_CLI OUT
+#       the same commands run by the binary before (OLD_CLI) and after (NEW_CLI) on this machine's
+#       GPU 0, their JSON compared with --live (the probes' times left out)
+#
+# Each mode also runs the script's --self-test over the same pairs: every number of the new JSON
+# changed by one must be caught.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+compare=scripts/compare-command-records.py
+status=0
+
+check() { # check KIND [--live] OLD NEW ...: the comparison, then its self-test
+  local kind=$1
+  shift
+  python3 "$compare" "$kind" "$@" || status=1
+  python3 "$compare" --self-test "$kind" "$@" || status=1
+}
+
+case $mode in
+  saved)
+    cli=$2 out=$3
+    mkdir -p "$out"
+    for kind in info verify split; do
+      case $kind in
+        info) files=$(grep -rlE '"driver_library"' bench/results --include='*.json') ;;
+        verify) files=$(grep -rlE '"partitions"' bench/results --include='*.json' |
+                          xargs grep -l '"plan"') ;;
+        split) files=$(grep -rl '"split_calls"' bench/results --include='*.json') ;;
+      esac
+      pairs=()
+      for f in $files; do
+        n="$out/$kind-$(echo "${f#bench/results/}" | tr '/' '_')"
+        "$cli" "$kind" --from "$f" --json - > "$n" || status=1
+        pairs+=("$f" "$n")
+      done
+      check "$kind" "${pairs[@]}"
+    done
+    ;;
+  live)
+    old=$2 new=$3 out=$4
+    mkdir -p "$out"
+    run_both() { # run_both NAME KIND ARGS...: the JSON of each binary, then their comparison
+      local name=$1 kind=$2
+      shift 2
+      "$old" "$kind" "$@" --json - > "$out/$name-before.json" || true
+      "$new" "$kind" "$@" --json - > "$out/$name-after.json" || true
+      check "$kind" --live "$out/$name-before.json" "$out/$name-after.json"
+    }
+    run_both info info --device all
+    run_both split-16 split 16
+    run_both split-dry split '16:cosched=2 0:backfill' --dry-run
+    run_both split-discover-8 split 0:cosched=8:pref=8
+    run_both split-two-calls split '12:cosched=2 0:cosched=8:backfill'
+    run_both split-refused split '64 72'
+    run_both verify-16-rest verify 16,rest
+    run_both verify-16-8-rest verify 16,8,rest
+    run_both verify-ignore verify 10,rest --ignore-coscheduling
+    ;;
+  *)
+    sed -n '2,12p' "$0" >&2
+    exit 2
+    ;;
+esac
+exit $status
