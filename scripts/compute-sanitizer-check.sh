@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the GPU tier's test programs (issue 26 item 3), for the GPU machine:
-# memcheck, racecheck and synccheck on the GPU tests and the C API's tests. Writes each tool's log
+# memcheck, racecheck and synccheck on the GPU tests and the compat layer's tests. Writes each tool's log
 # and summary.txt under $OUT (or ./compute-sanitizer-out). Exits 0 when every run reports
 # "ERROR SUMMARY: 0 errors" and its tests pass, 1 otherwise, 77 when compute-sanitizer is absent
 # or refuses to run on this machine (it works on some hosts only; the log says why).

@@ -211,7 +211,7 @@ if want python && [ -x scripts/gpu-check-python.sh ]; then
     scripts/gpu-check-python.sh
 fi
 
-# compute-sanitizer (memcheck, racecheck, synccheck) over the GPU and C API test programs: its own
+# compute-sanitizer (memcheck, racecheck, synccheck) over the GPU and compat-layer test programs: its own
 # group, not in the default list (about six minutes). Exit 77 where it cannot run on this host.
 if want compute-sanitizer; then
   saved_limit=$limit limit=${GPU_CHECK_SANITIZER_TIMEOUT:-1000}

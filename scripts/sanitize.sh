@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer tier (tests/sanitize/, clang): builds the plan layer with ASan and UBSan in
-# build-sanitize/, runs its CPU tests there, the library's and C API's tests over no driver and
-# the C API's over the tests' fake driver, then the preload library's tests over the fake driver
+# build-sanitize/, runs its CPU tests there, the library's and compat layer's tests over no driver and
+# the compat layer's over the tests' fake driver, then the preload library's tests over the fake driver
 # built with ASan and UBSan and again with ThreadSanitizer, then each fuzz target (libFuzzer) on
 # its seed corpus for SECONDS seconds (default 30). Exit 0 when the tests pass and no target found anything, 1
 # otherwise (a finding's input is saved in build-sanitize/findings/, the report in
@@ -46,9 +46,9 @@ run_tests() {
   fi
 }
 run_tests plan_tests "the plan layer's tests" "$out/sanitized_plan_tests"
-run_tests no_driver_tests "the library and the C API over no driver" \
+run_tests no_driver_tests "the library and the compat layer over no driver" \
   "$out/sanitized_no_driver_tests" GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1
-run_tests fake_driver_tests "the C API over the fake driver" \
+run_tests fake_driver_tests "the compat layer over the fake driver" \
   "$out/sanitized_fake_driver_tests" GREENCTX_LIBCUDA="$out/asan/fake_cuda/libcuda.so.1"
 # The preload library's tests, as ctest runs them (tests/CMakeLists.txt): the main run, then the
 # settings that need a process of their own. Any sanitizer report ends the run with an error.
@@ -88,7 +88,7 @@ for kind in asan tsan; do
     failed+=("preload_$kind")
   fi
 done
-for t in partition_request group_params decimal layouts run_settings sm_lists report_readers capi capi_fake device_lists; do
+for t in partition_request group_params decimal layouts run_settings sm_lists report_readers compat compat_fake device_lists; do
   mkdir -p "$out/corpus/$t"
   log="$out/logs/$t.log"
   "$out/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

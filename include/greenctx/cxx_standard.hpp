@@ -2,7 +2,8 @@
 // initializers, defaulted comparisons). Every C++ header includes this first, so that a translation
 // unit compiled as C++17 (nvcc's default for .cu files, PyTorch's C++ extensions) stops here with
 // one message saying what to ask for, instead of a page of errors from the headers below.
-// The C API, greenctx/cuda_compat.h, needs no more than C99 or C++11 and does not include this.
+// The compat layer, greenctx/cuda_compat.h, needs no more than C99 or C++11 and does not include
+// this.
 #pragma once
 
 // Not formatted: the message stays one line, as compilers print it.

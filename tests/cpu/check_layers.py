@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The library's layers, checked on its sources: each file includes only its own layer and the
-layers below it (plan < driver < core; lab and capi each on core, neither on the other; measure on lab), public
+layers below it (plan < driver < core; lab and compat each on core, neither on the other; measure on lab), public
 headers or private ones.
 
 src/CMakeLists.txt links each layer only to the one below, which catches a call upward at link
@@ -18,7 +18,7 @@ BELOW = {
     "core": {"plan", "driver"},
     "lab": {"plan", "driver", "core"},
     "measure": {"plan", "driver", "core", "lab"},
-    "capi": {"plan", "driver", "core"},
+    "compat": {"plan", "driver", "core"},
 }
 LAYERS = list(BELOW)
 UMBRELLA = "all"  # greenctx.hpp holds every layer: no layer may include it
@@ -30,7 +30,7 @@ def layer_of_include(path):
     parts = path.split("/")
     if parts[0] == "greenctx":
         if parts[1:] == ["cuda_compat.h"]:
-            return "capi"
+            return "compat"
         if parts[1:] == ["greenctx.hpp"]:
             return UMBRELLA
         return parts[1] if len(parts) > 2 and parts[1] in LAYERS else None
@@ -42,7 +42,7 @@ def files_of(root, layer):
         for f in sorted(base.rglob("*")):
             if f.suffix in (".hpp", ".h", ".cpp", ".cu", ".cuh"):
                 yield f
-    if layer == "capi":
+    if layer == "compat":
         yield root / "include" / "greenctx" / "cuda_compat.h"
 
 

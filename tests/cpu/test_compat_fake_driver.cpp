@@ -1,6 +1,6 @@
 // The 13.1 runtime-API layer over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs
 // of 132 SMs in units of 8), in a process of its own pointed at it: what can be made without a
-// GPU is made, and resources changed by the caller are refused with the reason. fuzz_capi_fake
+// GPU is made, and resources changed by the caller are refused with the reason. fuzz_compat_fake
 // (tests/sanitize) runs the same layer over the same driver with random call sequences; the cases
 // it found are here.
 #include <greenctx/cuda_compat.h>
@@ -50,13 +50,13 @@ TEST(CompatFakeDriver, split_describe_create_and_destroy) {
   EXPECT_NE(cudaExecutionCtxDestroy(ctx), cudaSuccess) << "destroyed twice";
 }
 
-// fuzz_capi_fake: a device resource whose piece mask (greenctx's bookkeeping in the internal
+// fuzz_compat_fake: a device resource whose piece mask (greenctx's bookkeeping in the internal
 // padding) the caller changed to name no piece was split: splittable_input read the first of no
 // pieces (UBSan: reference binding to null). Now it is refused as corrupt, as is a mask naming
 // pieces its record does not have.
 TEST(CompatFakeDriver, resource_with_a_changed_piece_mask_is_refused) {
   const cudaDevResource all = device_sms();
-  // The tag's layout (src/capi/resources.hpp): magic, kind, record, then the 128-bit mask.
+  // The tag's layout (src/compat/resources.hpp): magic, kind, record, then the 128-bit mask.
   constexpr std::size_t mask_at = 4 + 4 + 8;
   for (const std::uint64_t low : {std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{2}}) {
     cudaDevResource changed = all;

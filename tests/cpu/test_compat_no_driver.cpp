@@ -33,7 +33,7 @@ TEST(CompatNoDriver, null_arguments_are_invalid_values) {
 }
 
 // Handles are checked by value before anything is read through them: a stray pointer is refused
-// with the reason, not followed (fuzz_capi crashed here when the descriptor was read first).
+// with the reason, not followed (fuzz_compat crashed here when the descriptor was read first).
 TEST(CompatNoDriver, stray_handles_are_refused_without_being_read) {
   const auto stray_desc = reinterpret_cast<cudaDevResourceDesc_t>(0x40);
   cudaExecutionContext_t ctx = nullptr;

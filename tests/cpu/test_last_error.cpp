@@ -1,5 +1,5 @@
-// The C API's last error (greenctxGetLastErrorMessage) and GREENCTX_LOG_FILE: recorded where a
-// C call returns its code, never when a C++ exception is made.
+// The compat layer's last error (greenctxGetLastErrorMessage) and GREENCTX_LOG_FILE: recorded where
+// a C call returns its code, never when a C++ exception is made.
 #include <greenctx/cuda_compat.h>
 #include <greenctx/plan/error.hpp>
 #include <greenctx/plan/partition_plan.hpp>
@@ -24,7 +24,7 @@ cudaError_t failing_c_call() {
   return cudaDeviceGetExecutionCtx(nullptr, 0);
 }
 
-TEST(LastError, IsKeptPerThreadByTheCApi) {
+TEST(LastError, IsKeptPerThreadByTheCompatLayer) {
   ASSERT_EQ(failing_c_call(), cudaErrorInvalidValue);
   const std::string mine = last();
   EXPECT_NE(mine.find("ctx is NULL"), std::string::npos) << mine;
@@ -36,7 +36,7 @@ TEST(LastError, IsKeptPerThreadByTheCApi) {
 TEST(LastError, CppExceptionsLeaveItAlone) {
   ASSERT_EQ(failing_c_call(), cudaErrorInvalidValue);
   const std::string before = last();
-  // A C++ error made and caught (inside greenctx or by the caller) is not a C API failure.
+  // A C++ error made and caught (inside greenctx or by the caller) is not a compat-layer failure.
   EXPECT_THROW(greenctx::parse_partition_request("16,,rest"), greenctx::request_error);
   EXPECT_EQ(last(), before);
   std::string other = "unset";

@@ -1,6 +1,6 @@
-// The C API's store of parked green contexts (src/capi/recycle.hpp): its keys and its order, with
-// plain values standing for the parked contexts (the store is pure C++, no driver).
-#include "capi/recycle.hpp"
+// The compat layer's store of parked green contexts (src/compat/recycle.hpp): its keys and its
+// order, with plain values standing for the parked contexts (the store is pure C++, no driver).
+#include "compat/recycle.hpp"
 
 #include <gtest/gtest.h>
 

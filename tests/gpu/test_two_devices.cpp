@@ -1,6 +1,6 @@
-// Device 1 (issue 14): the C++ API and the C API (cuda_compat.h) on the second GPU, both GPUs
-// partitioned at once, and descriptors that mix pieces of two GPUs refused with a clear message.
-// Every test skips, saying so, where the driver sees fewer than 2 GPUs.
+// Device 1 (issue 14): the C++ API and the compat layer (cuda_compat.h) on the second GPU, both
+// GPUs partitioned at once, and descriptors that mix pieces of two GPUs refused with a clear
+// message. Every test skips, saying so, where the driver sees fewer than 2 GPUs.
 #include "gpu_fixture.hpp"
 
 #include <greenctx/cuda_compat.h>
@@ -120,7 +120,7 @@ TEST_F(TwoDevices, DescriptorFromTwoDevicesIsRefused) {
   EXPECT_NO_THROW((void)descriptor::from(b.groups[0]));
 }
 
-TEST_F(TwoDevices, CApiOnDevice1) {
+TEST_F(TwoDevices, CompatOnDevice1) {
   cudaDevResource sms{};
   ASSERT_EQ(cudaDeviceGetDevResource(1, &sms, cudaDevResourceTypeSm), cudaSuccess)
       << greenctxGetLastErrorMessage();
@@ -149,7 +149,7 @@ TEST_F(TwoDevices, CApiOnDevice1) {
   const auto on_rest = probe(gpu1(), stream_ref(s[1]), 8000);
   EXPECT_EQ(on_small.size(), pieces[0].sm.smCount);
   EXPECT_EQ(on_rest.size(), pieces[1].sm.smCount);
-  EXPECT_TRUE(disjoint(on_small, on_rest)) << "the C API's contexts on GPU 1 shared an SM";
+  EXPECT_TRUE(disjoint(on_small, on_rest)) << "the compat layer's contexts on GPU 1 shared an SM";
 
   // Events across the two contexts of GPU 1 (the event is the driver's, as cudart's would be).
   event e(gpu1().primary_context());
@@ -165,7 +165,7 @@ TEST_F(TwoDevices, CApiOnDevice1) {
   }
 }
 
-TEST_F(TwoDevices, CApiDescriptorFromTwoDevicesIsRefused) {
+TEST_F(TwoDevices, CompatDescriptorFromTwoDevicesIsRefused) {
   cudaDevResource whole[2]{}, piece[2]{};
   for (int d = 0; d < 2; ++d) {
     ASSERT_EQ(cudaDeviceGetDevResource(d, &whole[d], cudaDevResourceTypeSm), cudaSuccess);

@@ -53,7 +53,7 @@ std::string name(const void *p) {
 
 const CUcontext primary = reinterpret_cast<CUcontext>(0x100);
 thread_local std::vector<CUcontext> stack;
-std::unordered_map<CUstream, unsigned> stream_flags; // by handle: fuzz_capi_fake makes millions
+std::unordered_map<CUstream, unsigned> stream_flags; // by handle: fuzz_compat_fake makes millions
 
 // What greenctx's own driver loader and `greenctx run`'s checks ask (CLI tests): two GPUs like
 // the H200 (CC 9.0, 132 SMs, partitions in units of 8, or 2 with IgnoreSmCoscheduling).

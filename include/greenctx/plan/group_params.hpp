@@ -19,7 +19,8 @@ namespace greenctx {
 
 /// One group's parameters: greenctx's one definition of the 16 words of CUDA 13.1's
 /// cudaDevSmResourceGroupParams and the driver's CU_DEV_SM_RESOURCE_GROUP_PARAMS, in their layout
-/// (asserted below). The C API converts at its boundary and the 13.1 driver gets it as it is.
+/// (asserted below). The compat layer converts at its boundary and the 13.1 driver gets it as it
+/// is.
 struct sm_group_params {
   unsigned sm_count = 0;                       ///< 0: discovery (as many as fit)
   unsigned coscheduled_sm_count = 0;           ///< 0: the device's co-scheduling alignment
@@ -30,8 +31,8 @@ struct sm_group_params {
   friend bool operator==(const sm_group_params &, const sm_group_params &) = default;
 };
 
-// The 13.1 layout: 16 unsigned words, the four fields first, copied as bytes across the C API and
-// passed to the driver as they are.
+// The 13.1 layout: 16 unsigned words, the four fields first, copied as bytes across the compat
+// layer and passed to the driver as they are.
 static_assert(std::is_standard_layout_v<sm_group_params> &&
               std::is_trivially_copyable_v<sm_group_params>);
 static_assert(sizeof(unsigned) == 4 && sizeof(sm_group_params) == 64);

@@ -1,7 +1,7 @@
 // Work-queue resources of the 13.1 API: the device's default configuration and its checks.
 #pragma once
 
-#include "capi/handles.hpp"
+#include "compat/handles.hpp"
 
 #include <string>
 

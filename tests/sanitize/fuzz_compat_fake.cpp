@@ -1,4 +1,4 @@
-// The C API over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of 132 SMs in
+// The compat layer over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of 132 SMs in
 // units of 8), where calls can succeed: the input is a sequence of calls on what earlier calls
 // made (device resources, split groups, descriptors, contexts, streams), each argument taken as
 // made or with one byte changed, mixed with stray handles and arbitrary counts, flags and enums.
@@ -11,7 +11,7 @@
 //   streams answer cudaErrorStreamDetached;
 // - every context made is destroyed at the end of the input without error; nothing crashes or
 //   touches memory it was not given (ASan, UBSan).
-#include "fuzz_capi_input.hpp"
+#include "fuzz_compat_input.hpp"
 #include "fuzz_common.hpp"
 
 #include <dlfcn.h>

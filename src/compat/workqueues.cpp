@@ -1,6 +1,6 @@
-#include "capi/workqueues.hpp"
+#include "compat/workqueues.hpp"
 
-#include "capi/errors.hpp"
+#include "compat/errors.hpp"
 #include "greenctx/core/device.hpp"
 
 namespace greenctx::compat {

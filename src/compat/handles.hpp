@@ -3,7 +3,7 @@
 // handle is recognised by its magic word and state instead of crashing.
 #pragma once
 
-#include "capi/recycle.hpp"
+#include "compat/recycle.hpp"
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/execution_context.hpp"
 #include "greenctx/core/descriptor.hpp"
@@ -16,7 +16,7 @@
 /// An execution context: a device's primary context (one per device, never destroyed) or a green
 /// context made by cudaGreenCtxCreate. Kept after cudaExecutionCtxDestroy so that streams of a
 /// destroyed context can answer "detached"; the driver's green context it owned is then parked
-/// (capi/recycle.hpp) for a later cudaGreenCtxCreate with the same key, under a new struct.
+/// (compat/recycle.hpp) for a later cudaGreenCtxCreate with the same key, under a new struct.
 struct cudaExecutionContext_st {
   std::uint32_t magic = 0x45435458; // "ECTX"
   int ordinal = 0;

@@ -1,10 +1,10 @@
 // Descriptors of the 13.1 API: cudaDevResourceGenerateDesc, in steps: read the resources, check
 // the work-queue resource, combine the SM resources, make the driver's descriptor.
-#include "capi/errors.hpp"
-#include "capi/handles.hpp"
-#include "capi/registry.hpp"
-#include "capi/resources.hpp"
-#include "capi/workqueues.hpp"
+#include "compat/errors.hpp"
+#include "compat/handles.hpp"
+#include "compat/registry.hpp"
+#include "compat/resources.hpp"
+#include "compat/workqueues.hpp"
 #include "greenctx/driver/driver.hpp"
 #include "greenctx/core/descriptor.hpp"
 

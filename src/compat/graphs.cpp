@@ -1,7 +1,7 @@
 // Graph helpers: kernel nodes bound to an execution context (greenctx additions; the 13.0
 // runtime's kernel node parameters have no context field).
-#include "capi/errors.hpp"
-#include "capi/registry.hpp"
+#include "compat/errors.hpp"
+#include "compat/registry.hpp"
 #include "driver/driver_api.hpp"
 
 using namespace greenctx;

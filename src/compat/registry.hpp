@@ -1,8 +1,9 @@
-// What the C API has handed out, for the life of the process: the devices it opened (each with
-// its primary execution context), the execution contexts it made or met, and the streams it made.
+// What the compat layer has handed out, for the life of the process: the devices it opened (each
+// with its primary execution context), the execution contexts it made or met, and the streams it
+// made.
 #pragma once
 
-#include "capi/handles.hpp"
+#include "compat/handles.hpp"
 #include "greenctx/core/device.hpp"
 #include "greenctx/core/stream.hpp"
 

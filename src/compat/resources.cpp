@@ -1,10 +1,10 @@
 // Resources of devices, contexts and streams (cudaDeviceGetDevResource and relatives), and the
 // records and tags behind SM resources (resources.hpp).
-#include "capi/resources.hpp"
+#include "compat/resources.hpp"
 
-#include "capi/errors.hpp"
-#include "capi/registry.hpp"
-#include "capi/workqueues.hpp"
+#include "compat/errors.hpp"
+#include "compat/registry.hpp"
+#include "compat/workqueues.hpp"
 
 #include <cstring>
 #include <deque>

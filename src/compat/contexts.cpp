@@ -1,8 +1,8 @@
 // Execution contexts of the 13.1 runtime API: create, destroy, streams, events, synchronize.
-#include "capi/errors.hpp"
-#include "capi/recycle.hpp"
-#include "capi/registry.hpp"
-#include "capi/workqueues.hpp"
+#include "compat/errors.hpp"
+#include "compat/recycle.hpp"
+#include "compat/registry.hpp"
+#include "compat/workqueues.hpp"
 
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/descriptor.hpp"

@@ -1,10 +1,10 @@
-// The C API's argument checks over no driver (the process is pointed at a libcuda that does not
-// exist): the input is a sequence of calls with arbitrary arguments (resources of random bytes,
+// The compat layer's argument checks over no driver (the process is pointed at a libcuda that does
+// not exist): the input is a sequence of calls with arbitrary arguments (resources of random bytes,
 // group parameter arrays, counts, flags, device ordinals, and handles that are null, forged or
 // made of random bits). Without a driver nothing can be made, so each call must fail with an
 // error code and a message that says why, hand out no handle, and never crash or touch memory it
 // was not given (ASan, UBSan).
-#include "fuzz_capi_input.hpp"
+#include "fuzz_compat_input.hpp"
 #include "fuzz_common.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Splits of the 13.1 API: cudaDevSmResourceSplitByCount and cudaDevSmResourceSplit.
-#include "capi/errors.hpp"
-#include "capi/registry.hpp"
-#include "capi/resources.hpp"
+#include "compat/errors.hpp"
+#include "compat/registry.hpp"
+#include "compat/resources.hpp"
 #include "greenctx/core/group_split.hpp"
 #include "greenctx/core/descriptor.hpp"
 #include "greenctx/core/split.hpp"
@@ -13,7 +13,8 @@ using namespace greenctx;
 using namespace greenctx::compat;
 
 // cudaDevSmResourceGroupParams and greenctx's sm_group_params are the same 16 words (13.1's
-// layout, asserted in group_params.hpp): the C API converts between them as bytes, here only.
+// layout, asserted in group_params.hpp): the compat layer converts between them as bytes, here
+// only.
 static_assert(same_words_as_sm_group_params<cudaDevSmResourceGroupParams>,
               "cudaDevSmResourceGroupParams is not the 13.1 layout");
 

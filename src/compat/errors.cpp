@@ -1,4 +1,4 @@
-#include "capi/errors.hpp"
+#include "compat/errors.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
-#include "capi/registry.hpp"
+#include "compat/registry.hpp"
 
-#include "capi/errors.hpp"
+#include "compat/errors.hpp"
 #include "driver/driver_api.hpp"
 
 #include <map>
@@ -15,9 +15,9 @@ namespace {
 
 // --- handles handed out ------------------------------------------------------------------------
 
-// Every execution context and descriptor the C API has handed out (none is ever freed), so that a
-// handle is checked by its value before anything is read through it: a forged or stray pointer is
-// refused, not followed.
+// Every execution context and descriptor the compat layer has handed out (none is ever freed), so
+// that a handle is checked by its value before anything is read through it: a forged or stray
+// pointer is refused, not followed.
 std::mutex handles_mutex;
 std::set<const void *> &handed_out() {
   static auto *h = new std::set<const void *>;
@@ -265,7 +265,7 @@ cudaExecutionContext_t registered_owner(cudaStream_t stream, const char *api) {
 }
 
 // The execution context of the NULL, legacy or per-thread stream: that of the current context.
-// Reading the current context is the C API's business (the core never does).
+// Reading the current context is the compat layer's business (the core never does).
 execution_context_ref context_of_special_stream(cudaStream_t stream, const char *api) {
   CUcontext current = nullptr;
   GREENCTX_CALL(cuCtxGetCurrent, &current);

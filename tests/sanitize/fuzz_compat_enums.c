@@ -1,5 +1,5 @@
-/* The C API's calls that take an enum, made from C: a C caller may pass any int as the enum (C++
- * may not form such a value, so fuzz_capi.cpp calls these with the input's ints). */
+/* The compat layer's calls that take an enum, made from C: a C caller may pass any int as the enum
+ * (C++ may not form such a value, so fuzz_compat.cpp calls these with the input's ints). */
 #include <greenctx/cuda_compat.h>
 
 cudaError_t fuzz_device_get_dev_resource(int device, cudaDevResource *resource, int type) {

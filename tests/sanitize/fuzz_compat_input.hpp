@@ -1,6 +1,6 @@
-// What the C API's fuzz targets share (fuzz_capi.cpp over no driver, fuzz_capi_fake.cpp over the
-// tests' fake driver): the input read as call arguments, and the calls that take an enum, made
-// from C (fuzz_capi_enums.c) so that they can pass any int.
+// What the compat layer's fuzz targets share (fuzz_compat.cpp over no driver, fuzz_compat_fake.cpp
+// over the tests' fake driver): the input read as call arguments, and the calls that take an enum,
+// made from C (fuzz_compat_enums.c) so that they can pass any int.
 #pragma once
 
 #include <greenctx/cuda_compat.h>

@@ -1,4 +1,4 @@
-// How the C API refuses and fails: exceptions inside, a cudaError_t and the thread's last
+// How the compat layer refuses and fails: exceptions inside, a cudaError_t and the thread's last
 // explanation (greenctxGetLastErrorMessage, GREENCTX_LOG_FILE) at the boundary.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 namespace greenctx::compat {
 
-/// Throws request_error(code, api, message): the C API's way to refuse.
+/// Throws request_error(code, api, message): the compat layer's way to refuse.
 [[noreturn]] void refuse(CUresult code, const char *api, const std::string &message);
 
 /// The number a caller stored in an enum-typed field or argument. C lets any int stand there; C++
@@ -28,10 +28,10 @@ template <class E> unsigned raw_enum(const E &value) noexcept {
 void require_pointer(const void *p, const char *api, const char *name);
 
 /// Turns the exception in flight into a cudaError_t and records its explanation as the thread's
-/// last error (and in GREENCTX_LOG_FILE): the one place where C API failures are recorded.
+/// last error (and in GREENCTX_LOG_FILE): the one place where compat-layer failures are recorded.
 cudaError_t translate_current_exception() noexcept;
 
-/// Forgets the calling thread's last error (a C API call that succeeds).
+/// Forgets the calling thread's last error (a compat-layer call that succeeds).
 void clear_last_error() noexcept;
 
 /// The calling thread's last recorded explanation ("" when none).

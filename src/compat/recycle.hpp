@@ -1,7 +1,7 @@
 // Green contexts parked by cudaExecutionCtxDestroy, for cudaGreenCtxCreate to take again: on
 // driver 580 a create/destroy cycle costs about 1.5 ms and leaks about 4 MiB of device memory, so
-// the C API never destroys a green context it made. Pure standard C++ (no driver), so that its
-// keying is tested on the CPU.
+// the compat layer never destroys a green context it made. Pure standard C++ (no driver), so that
+// its keying is tested on the CPU.
 #pragma once
 
 #include <compare>
