@@ -118,6 +118,22 @@ TEST(Record, DetailFieldsAreLeftOffTheTerminal) {
   EXPECT_EQ(report::to_text(report::from_json(j)), text);
 }
 
+// The GPU as titles name it, from what the environment has; a verdict read back.
+TEST(Record, GpuDescribedAndVerdicts) {
+  EXPECT_EQ(report::gpu_described({{"device", 1},
+                                   {"gpu", "NVIDIA H200"},
+                                   {"sm_count", 132},
+                                   {"compute_capability", "9.0"}}),
+            "GPU 1 (NVIDIA H200, 132 SMs, CC 9.0)");
+  EXPECT_EQ(report::gpu_described({{"device", 0}}), "GPU 0");
+  EXPECT_EQ(report::gpu_described(nlohmann::json()), "GPU ?");
+  report::record r;
+  r.values = {{"ok", "ok", "no", {}}, {"made", "made", "yes", {}}};
+  EXPECT_TRUE(r.says_no("ok"));
+  EXPECT_FALSE(r.says_no("made"));
+  EXPECT_FALSE(r.says_no("absent"));
+}
+
 TEST(Record, DocumentsOfAnotherShapeAreRefused) {
   const auto good = report::to_json(sample());
   const auto refused = [&](auto change, const char *why) {
