@@ -2,11 +2,10 @@
 
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/stream_flags.hpp"
-#include "greenctx/lab/workloads.hpp"
 #include "greenctx/plan/error.hpp"
+#include "measure/sampling.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <iterator>
 #include <random>
@@ -15,30 +14,9 @@
 namespace greenctx::measure {
 namespace {
 
-using clock = std::chrono::steady_clock;
+using detail::busy_wait;
+using detail::clock;
 constexpr const char *api = "greenctx::measure::measure_contention";
-
-// One background unit, checked: a rate needs a positive amount of work per unit.
-double launch_unit(const background_workload &work, stream_ref s) {
-  const double w = work.launch(s);
-  if (!(w > 0) || !std::isfinite(w))
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "the background workload '" + work.name + "' returned " +
-                            std::to_string(w) +
-                            " as the work of one launch; it must return the positive amount of "
-                            "work it enqueued (blocks, bytes, FLOPs), of which rates are taken");
-  return w;
-}
-
-double us_between(clock::time_point a, clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-void busy_wait(std::chrono::duration<double, std::micro> d) {
-  const auto until = clock::now() + std::chrono::duration_cast<clock::duration>(d);
-  while (clock::now() < until) {
-  }
-}
 
 // Keeps a stream fed with background units (two queued at all times) and accounts for the work
 // finished between the first unit's start and the last finished unit's end.
@@ -53,7 +31,7 @@ public:
     while (!queued_.empty() && queued_.front().first.ready())
       retire();
     while (queued_.size() < 2) {
-      const double w = launch_unit(work_, s_);
+      const double w = detail::launch_unit(work_, s_, api);
       event e(dev_.primary_context());
       e.record(s_);
       queued_.emplace_back(std::move(e), w);
@@ -90,53 +68,6 @@ background_rate background_alone(const device &dev, stream_ref s, const backgrou
     busy_wait(std::chrono::microseconds(200));
   }
   return f.finish();
-}
-
-// Appends `count` samples (after `warmup` untimed ones) to `st`.
-void sample_critical(const device &dev, const contention_config &cfg, const critical_workload &crit,
-                     stream_ref cs, feeder *bg, unsigned warmup, unsigned count, std::mt19937 &rng,
-                     critical_stats &st) {
-  const event before(dev.primary_context()), after(dev.primary_context());
-  std::optional<stream_hold> hold;
-  if (cfg.hold_launch)
-    hold.emplace(dev);
-  std::uniform_real_distribution<double> jitter(0.5, 1.5);
-  if (bg)
-    busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
-  for (unsigned i = 0; i < warmup + count; ++i) {
-    if (bg)
-      bg->top_up();
-    busy_wait(std::chrono::duration<double, std::micro>(cfg.gap.count() * jitter(rng)));
-    // Warm-up samples are never held: code a kernel loads on its first launch may wait for the
-    // GPU, and so for the hold.
-    const bool held = hold && i >= warmup;
-    const auto t0 = clock::now();
-    if (held)
-      hold->hold(cs);
-    before.record(cs);
-    crit.launch(cs);
-    after.record(cs);
-    if (held)
-      hold->release();
-    cs.synchronize();
-    const auto t1 = clock::now();
-    if (held && hold->timed_out())
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          "the critical workload '" + crit.name +
-                              "' was held back for a whole second: its launch waited for the "
-                              "GPU (it synchronized, or enqueued more than a stream holds "
-                              "unstarted). A launch must only enqueue work; measure it without "
-                              "the hold (hold_launch off) if it cannot");
-
-    const auto exec = crit.execution_us ? crit.execution_us(cs) : std::nullopt;
-    if (i < warmup)
-      continue;
-    const double gpu = 1000.0 * elapsed_ms(before, after);
-    st.host_us.push_back(us_between(t0, t1));
-    st.gpu_us.push_back(gpu);
-    if (exec)
-      st.start_delay_us.push_back(std::max(0.0, gpu - *exec));
-  }
 }
 
 void check(const partition_set &set, const critical_workload &critical,
@@ -234,7 +165,7 @@ contention_result measure_contention(const device &dev, const partition_set &set
     if (!used(*s))
       continue;
     for (int i = 0; i < 3; ++i)
-      out.background_launch_work = launch_unit(background, *s);
+      out.background_launch_work = detail::launch_unit(background, *s, api);
     s->synchronize();
   }
   if (alone_rates) {
@@ -243,42 +174,37 @@ contention_result measure_contention(const device &dev, const partition_set &set
     say("background alone on its " + std::to_string(out.background_sms) + " SMs");
     out.background_share = background_alone(dev, bg_green, background, cfg.rate_window);
   }
-  // Rounds: every placement takes its share of the samples in each round, so that slow drifts
-  // of the machine (clocks, host jitter) fall on all placements alike and ratios between them
-  // stay honest. Each placement's first segment is preceded by the full warm-up, later ones by a
-  // short re-warm.
+  // Rounds: every placement takes its share of the samples in each round (detail::rounds_plan).
   for (const plan &p : plans)
     out.placements.push_back({p.name, p.description, std::string_view(p.name) == "trap",
                               critical_stats{}, std::nullopt});
   std::mt19937 rng(12345);
-  const unsigned rounds = std::max(1u, std::min(cfg.rounds, cfg.samples));
-  for (unsigned round = 0; round < rounds; ++round) {
-    say("round " + std::to_string(round + 1) + "/" + std::to_string(rounds) + ": " +
+  const detail::rounds_plan rounds(cfg.samples, cfg.warmup, cfg.rounds);
+  const detail::sampling how{cfg.gap, cfg.hold_launch, api, "critical workload"};
+  for (unsigned round = 0; round < rounds.rounds; ++round) {
+    say("round " + std::to_string(round + 1) + "/" + std::to_string(rounds.rounds) + ": " +
         std::to_string(plans.size()) + " placements");
-    const unsigned count = cfg.samples / rounds + (round < cfg.samples % rounds ? 1 : 0);
-    const unsigned warmup = round == 0 ? cfg.warmup : std::min(cfg.warmup, 5u);
+    const unsigned count = rounds.count(round), warmup = rounds.warmup_of(round);
     for (std::size_t i = 0; i < plans.size(); ++i) {
       const plan &p = plans[i];
       placement_result &r = out.placements[i];
       if (p.background) {
         feeder f(dev, *p.background, background);
-        sample_critical(dev, cfg, critical, p.critical, &f, warmup, count, rng, *r.critical);
+        busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
+        detail::sample(dev, critical, p.critical, how, warmup, count, rng, *r.critical,
+                       [&] { f.top_up(); });
         const background_rate segment = f.finish();
         if (!r.background)
           r.background = background_rate{};
         r.background->work += segment.work;
         r.background->seconds += segment.seconds;
       } else {
-        sample_critical(dev, cfg, critical, p.critical, nullptr, warmup, count, rng, *r.critical);
+        detail::sample(dev, critical, p.critical, how, warmup, count, rng, *r.critical);
       }
     }
   }
-  for (auto &r : out.placements) {
-    auto &st = *r.critical;
-    st.host = summarize(st.host_us);
-    st.gpu = summarize(st.gpu_us);
-    st.start_delay = summarize(st.start_delay_us);
-  }
+  for (auto &r : out.placements)
+    detail::summarize_all(*r.critical);
   return out;
 }
 
