@@ -7,8 +7,8 @@
 //            partitions and the heterogeneous split with its cluster proofs (occupancy)
 //   lab/     measurements on the GPU: the %smid probe, verify, workloads
 //   measure/ measurements with workloads you pass (callables on a stream): contention, choosing a
-//            split by measurement (tune), scaling over SM counts, the built-in workloads (spin,
-//            memory, cuBLAS GEMM)
+//            split by measurement (tune), the adaptive background, scaling over SM counts, the
+//            built-in workloads (spin, memory, chunked copy, cuBLAS GEMM)
 // The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on core.
 #pragma once
 
@@ -46,6 +46,7 @@
 #include "greenctx/lab/verify.hpp"
 #include "greenctx/lab/workloads.hpp"
 
+#include "greenctx/measure/adaptive.hpp"
 #include "greenctx/measure/contention.hpp"
 #include "greenctx/measure/gemm.hpp"
 #include "greenctx/measure/scaling.hpp"

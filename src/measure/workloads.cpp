@@ -15,6 +15,8 @@ namespace greenctx::measure {
 namespace {
 
 constexpr unsigned spin_threads = 128;
+constexpr unsigned copy_threads = 256;      // launch_stream_copy's default
+constexpr unsigned chunk_blocks_per_sm = 8; // copy_chunks (bench adaptive's copy)
 
 // Blocks of `threads` threads that fit on one SM at once (no shared memory, few registers).
 unsigned resident_blocks(const device &dev, unsigned threads) {
@@ -47,6 +49,26 @@ struct timed_spin {
   std::chrono::microseconds time;
   std::vector<unsigned long long> host;
 };
+
+// A device-to-device copy of `bytes` per launch in `blocks` blocks, counted in bytes read and
+// written (memory_background, copy_chunks).
+background_workload copy_workload(const device &dev, std::size_t bytes, unsigned blocks) {
+  struct buffers {
+    device_buffer in, out;
+  };
+  auto b = std::make_shared<buffers>(buffers{device_buffer(dev, bytes), device_buffer(dev, bytes)});
+  background_workload w;
+  w.unit = "GB/s";
+  w.unit_scale = 1e9;
+  w.launch = [b, blocks](stream_ref s) {
+    return 2.0 * static_cast<double>(launch_stream_copy(s, b->in, b->out, blocks)); // read+write
+  };
+  w.shape_note = [](unsigned) {
+    return std::string("memory-bound: the rate follows memory bandwidth, which fewer SMs may "
+                       "still saturate, so the SM share is a floor, not a ceiling");
+  };
+  return w;
+}
 
 } // namespace
 
@@ -114,22 +136,25 @@ background_workload spin_background(const device &dev, unsigned waves,
 
 background_workload memory_background(const device &dev, std::size_t bytes) {
   require(bytes >= 1, "the memory background copies at least 1 byte per launch");
-  struct buffers {
-    device_buffer in, out;
-  };
-  auto b = std::make_shared<buffers>(buffers{device_buffer(dev, bytes), device_buffer(dev, bytes)});
-  const unsigned blocks = dev.sms().sm_count() * 64;
-  background_workload w;
+  background_workload w = copy_workload(dev, bytes, dev.sms().sm_count() * 64);
   w.name = "memory";
-  w.unit = "GB/s";
-  w.unit_scale = 1e9;
-  w.launch = [b, blocks](stream_ref s) {
-    return 2.0 * static_cast<double>(launch_stream_copy(s, b->in, b->out, blocks)); // read+write
-  };
-  w.shape_note = [](unsigned) {
-    return std::string("memory-bound: the rate follows memory bandwidth, which fewer SMs may "
-                       "still saturate, so the SM share is a floor, not a ceiling");
-  };
+  return w;
+}
+
+std::size_t min_copy_chunk_bytes(unsigned device_sms) {
+  return std::size_t{16} * copy_threads * chunk_blocks_per_sm * device_sms;
+}
+
+background_workload copy_chunks(const device &dev, std::size_t chunk_bytes) {
+  const unsigned sms = dev.sms().sm_count();
+  const std::size_t least = min_copy_chunk_bytes(sms);
+  require(chunk_bytes >= least, std::to_string(chunk_bytes) +
+                                    " bytes per chunk are fewer than one 16-byte word per " +
+                                    "copy thread (" + std::to_string(chunk_blocks_per_sm * sms) +
+                                    " blocks of " + std::to_string(copy_threads) +
+                                    " threads): give at least " + std::to_string(least) + " bytes");
+  background_workload w = copy_workload(dev, chunk_bytes, chunk_blocks_per_sm * sms);
+  w.name = "copy chunks";
   return w;
 }
 

@@ -60,6 +60,16 @@ background_workload spin_background(const device &dev, unsigned waves,
 /// bytes read and written. `dev` must outlive it.
 background_workload memory_background(const device &dev, std::size_t bytes);
 
+/// The adaptive measurement's default background (adaptive.hpp): a device-to-device copy of
+/// `chunk_bytes` in 8 blocks of 256 threads per SM of `dev`, short enough that a switch of
+/// layouts takes effect at the next chunk; counted in bytes read and written. Throws
+/// request_error for a chunk smaller than min_copy_chunk_bytes. `dev` must outlive it.
+background_workload copy_chunks(const device &dev, std::size_t chunk_bytes = std::size_t{64} << 20);
+
+/// The smallest chunk copy_chunks copies on a GPU of `device_sms` SMs: one 16-byte word per copy
+/// thread. Pure code.
+std::size_t min_copy_chunk_bytes(unsigned device_sms);
+
 /// Square bf16 cuBLAS GEMMs of size n: tensor-core work, counted in FLOPs (throws
 /// unsupported_error without cuBLAS). `dev` must outlive it.
 background_workload gemm_background(const device &dev, unsigned n);

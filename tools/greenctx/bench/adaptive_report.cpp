@@ -1,4 +1,5 @@
-// greenctx bench --adaptive: options, the policy's schedule, verdicts and reports (pure code).
+// greenctx bench --adaptive: options and reports (pure code); the policies, their schedule and
+// the verdicts are the library's (greenctx/measure/adaptive.hpp).
 #include "bench/adaptive.hpp"
 #include "report/json.hpp"
 #include "report/svg.hpp"
@@ -20,31 +21,7 @@ namespace {
                       option + ": " + message);
 }
 
-const configuration *find(const results &r, std::string_view name) {
-  for (const auto &c : r.configurations)
-    if (c.name == name)
-      return &c;
-  return nullptr;
-}
-
-constexpr policy all_policies[] = {policy::lead, policy::lead_wait, policy::reactive,
-                                   policy::reactive_wait};
-
 } // namespace
-
-const char *name(policy p) {
-  switch (p) {
-  case policy::lead:
-    return "lead";
-  case policy::lead_wait:
-    return "lead-wait";
-  case policy::reactive:
-    return "reactive";
-  case policy::reactive_wait:
-    return "reactive-wait";
-  }
-  return "?";
-}
 
 std::vector<unsigned> parse_shrink_to(std::string_view text) {
   return parse_sm_list(text, {"greenctx bench --adaptive", "--shrink-to",
@@ -54,79 +31,19 @@ std::vector<unsigned> parse_shrink_to(std::string_view text) {
 }
 
 std::vector<policy> parse_policies(std::string_view text) {
-  constexpr const char *option = "--policies";
-  constexpr const char *example = "give some of lead, lead-wait, reactive, reactive-wait "
-                                  "separated by commas";
-  if (trim_blanks(text).empty())
-    reject(option, fmt::format("the list is empty: {}", example));
-  std::vector<policy> out;
-  for (const std::string_view entry : list_entries(text)) {
-    const auto it = std::find_if(std::begin(all_policies), std::end(all_policies),
-                                 [&](policy p) { return entry == name(p); });
-    if (it == std::end(all_policies))
-      reject(option, fmt::format("'{}' is not a policy: {}", entry, example));
-    if (std::find(out.begin(), out.end(), *it) != out.end())
-      reject(option, fmt::format("{} is given twice: give each policy once", entry));
-    out.push_back(*it);
-  }
-  return out;
+  return measure::parse_adaptive_policies(text, "--policies");
 }
 
 void validate(const config &cfg, unsigned device_sms) {
-  for (unsigned n : cfg.shrink_to)
-    if (cfg.critical_sms + n >= device_sms)
-      reject("--shrink-to",
-             fmt::format("{} SMs for the background and {} for the critical work leave none of "
-                         "this GPU's {} SMs for the rest: give N below {}, so that the narrow "
-                         "layout {},N,rest is narrower than the wide {},rest",
-                         n, cfg.critical_sms, device_sms, device_sms - cfg.critical_sms,
-                         cfg.critical_sms, cfg.critical_sms));
-  const auto any_lead = std::any_of(cfg.policies.begin(), cfg.policies.end(), predictive);
-  if (any_lead && 2 * cfg.lead.count() >= cfg.gap.count())
-    reject("--lead-us",
-           fmt::format("a lead of {} us is not shorter than the shortest gap between critical "
-                       "arrivals ({} us, half of --gap-us {}): the background would never run "
-                       "wide; give a lead below {} us or a longer --gap-us",
-                       cfg.lead.count(), cfg.gap.count() / 2.0, cfg.gap.count(),
-                       cfg.gap.count() / 2));
-  if (cfg.chunk_bytes < std::size_t{16} * 256 * 8 * device_sms)
+  measure::validate_adaptive(cfg, device_sms,
+                             {"--critical-sms", "--shrink-to", "--policies", "--lead-us",
+                              "--gap-us", "--queue-depth", "--samples"});
+  const std::size_t least = measure::min_copy_chunk_bytes(device_sms);
+  if (cfg.chunk_bytes < least)
     reject("--chunk-mib",
            fmt::format("{} bytes per chunk are fewer than one 16-byte word per copy thread ({} "
                        "blocks of 256 threads): give at least {} MiB",
-                       cfg.chunk_bytes, 8 * device_sms,
-                       (std::size_t{16} * 256 * 8 * device_sms + (1 << 20) - 1) >> 20));
-  if (cfg.queue_depth == 0)
-    reject("--queue-depth", "0 chunks queued would run no background: give 1 or more");
-}
-
-step schedule(policy p, std::chrono::duration<double, std::micro> gap,
-              std::chrono::microseconds lead) {
-  using micros = std::chrono::duration<double, std::micro>;
-  if (gap.count() < 0)
-    gap = micros(0);
-  if (!predictive(p))
-    return {gap, micros(0)};
-  const micros narrow = std::min(gap, micros(lead));
-  return {gap - narrow, narrow};
-}
-
-std::vector<verdict> evaluate(const results &r) {
-  std::vector<verdict> out;
-  const configuration *alone = find(r, "alone"), *stat = find(r, "static");
-  const double alone_p99 = alone ? alone->critical.host.p99 : 0;
-  const double static_rate = stat && stat->background ? stat->background->rate() : 0;
-  for (const auto &c : r.configurations) {
-    if (!c.background)
-      continue;
-    verdict v{c.name};
-    v.available = alone_p99 > 0 && static_rate > 0 && c.critical.host.count > 0;
-    if (v.available) {
-      v.isolation = c.critical.host.p99 / alone_p99;
-      v.background_ratio = c.background->rate() / static_rate;
-    }
-    out.push_back(v);
-  }
-  return out;
+                       cfg.chunk_bytes, least / (16 * 256), (least + (1 << 20) - 1) >> 20));
 }
 
 std::string markdown(const results &r, const nlohmann::json &env) {
