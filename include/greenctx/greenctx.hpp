@@ -7,8 +7,9 @@
 //            partitions and the heterogeneous split with its cluster proofs (occupancy)
 //   lab/     measurements on the GPU: the %smid probe, verify, workloads
 //   measure/ measurements with workloads you pass (callables on a stream): contention, choosing a
-//            split by measurement (tune), the adaptive background, scaling over SM counts, the
-//            built-in workloads (spin, memory, chunked copy, cuBLAS GEMM)
+//            split by measurement (tune), the adaptive background, the all-reduce beside a GEMM
+//            loop (comm), scaling over SM counts, the built-in workloads (spin, memory, chunked
+//            copy, cuBLAS GEMM; NCCL and cuBLAS opened at run time)
 // The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on core.
 #pragma once
 
@@ -47,8 +48,10 @@
 #include "greenctx/lab/workloads.hpp"
 
 #include "greenctx/measure/adaptive.hpp"
+#include "greenctx/measure/comm.hpp"
 #include "greenctx/measure/contention.hpp"
 #include "greenctx/measure/gemm.hpp"
+#include "greenctx/measure/nccl.hpp"
 #include "greenctx/measure/scaling.hpp"
 #include "greenctx/measure/stats.hpp"
 #include "greenctx/measure/tune.hpp"

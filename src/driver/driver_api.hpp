@@ -30,6 +30,7 @@ namespace greenctx::detail {
   X(cuCtxPushCurrent, cuCtxPushCurrent, 4000)                                                      \
   X(cuCtxPopCurrent, cuCtxPopCurrent, 4000)                                                        \
   X(cuCtxGetCurrent, cuCtxGetCurrent, 4000)                                                        \
+  X(cuCtxSetCurrent, cuCtxSetCurrent, 4000)                                                        \
   X(cuCtxGetDevice, cuCtxGetDevice, 2000)                                                          \
   X(cuCtxSynchronize, cuCtxSynchronize, 2000)                                                      \
   X(cuCtxGetStreamPriorityRange, cuCtxGetStreamPriorityRange, 5050)                                \

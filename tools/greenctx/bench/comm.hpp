@@ -1,7 +1,10 @@
 // greenctx bench --comm: how many SMs an NCCL all-reduce needs while a GEMM loop fills the rest.
-// The plan, the records and the report are pure code (CPU-tested); the measurement is in
-// comm_run.cpp and the child processes that run it in comm_children.cpp.
+// The plan, the records and the report are pure code (CPU-tested); the measurement of a list of
+// modes is the library's (greenctx/measure/comm.hpp), called in comm_run.cpp, and the child
+// processes that run it, one group of modes each, are in comm_children.cpp.
 #pragma once
+
+#include <greenctx/measure/comm.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -13,35 +16,9 @@
 
 namespace greenctx::cli::bench::comm {
 
-/// How the all-reduce and the GEMM loop share each GPU.
-enum class mode_kind {
-  alone,            ///< the all-reduce alone on all SMs (no GEMM): its best case
-  partitioned,      ///< the all-reduce on a k-SM green context, the GEMM on the rest
-  partitioned_ctas, ///< the same with NCCL_MAX_CTAS=k: NCCL's channels match the partition
-  shared,           ///< both on all SMs, equal stream priority
-  shared_high,      ///< both on all SMs, the all-reduce's stream at the highest priority
-  max_ctas,         ///< both on all SMs, equal priority, NCCL_MAX_CTAS=k
-};
-
-/// One mode; `k` is the SM count (partitioned, partitioned_ctas) or the CTA limit (max_ctas),
-/// else 0.
-struct mode {
-  mode_kind kind = mode_kind::alone;
-  unsigned k = 0;
-  /// On a k-SM green context (partitioned or partitioned_ctas).
-  bool on_partition() const {
-    return kind == mode_kind::partitioned || kind == mode_kind::partitioned_ctas;
-  }
-  /// Run with NCCL_MAX_CTAS=k (max_ctas or partitioned_ctas).
-  bool limits_ctas() const {
-    return kind == mode_kind::max_ctas || kind == mode_kind::partitioned_ctas;
-  }
-  /// "alone", "green-16", "green-ctas-16", "shared", "shared-high", "max-ctas-16".
-  std::string name() const;
-  /// The inverse of name(); nullopt for any other text.
-  static std::optional<mode> from_name(std::string_view text);
-  friend bool operator==(const mode &, const mode &) = default;
-};
+/// The modes are the library's (greenctx/measure/comm.hpp).
+using mode_kind = measure::comm_mode_kind;
+using mode = measure::comm_mode;
 
 /// Every mode of a run over `ks`, in report order.
 std::vector<mode> all_modes(const std::vector<unsigned> &ks);
@@ -58,25 +35,13 @@ std::vector<unsigned> parse_sm_counts(std::string_view text);
 /// 1 MiB, 4 MiB, ... 1 GiB (powers of 4); `quick`: 1 MiB, 16 MiB and 256 MiB.
 std::vector<std::size_t> default_sizes(bool quick);
 
-/// "1 MiB", "256 KiB", "1.5 GiB", "12 B".
-std::string format_bytes(std::size_t bytes);
+using measure::format_bytes; ///< "1 MiB", "256 KiB", "1.5 GiB", "12 B"
 
 /// NCCL's bus bandwidth of an all-reduce in GB/s: size / time * 2(n-1)/n.
 double bus_bandwidth_gbs(std::size_t bytes, double microseconds, int gpus);
 
-/// One mode at one message size.
-struct point {
-  mode m;
-  std::size_t bytes = 0;
-  std::vector<double> allreduce_us; ///< per iteration, the slowest GPU's event time
-  double gemm_tflops = 0;           ///< per GPU, mean over the GPUs, while the samples ran
-  std::vector<unsigned> comm_sms;   ///< per GPU, the SMs the all-reduce's partition obtained
-  /// Partitioned modes: whether the all-reduce stayed on its partition's SMs (a check per mode,
-  /// see comm_run.cpp); nullopt when not checked or not known, with the reason in `confinement`.
-  std::optional<bool> confined;
-  std::string confinement;
-  std::string failure; ///< why this point has no samples (hang, error), else empty
-};
+/// One mode at one message size (the library's measurement gives them).
+using point = measure::comm_point;
 
 /// One point of to_json's "points" (files written before the confinement check have no
 /// "confined": nullopt). Throws nlohmann::json::exception on a malformed point.

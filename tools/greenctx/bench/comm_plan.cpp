@@ -1,4 +1,5 @@
-// greenctx bench --comm: modes, the --sizes and --comm-sms lists, and the answers (pure code).
+// greenctx bench --comm: the modes of a run, the --sizes and --comm-sms lists, and the answers
+// (pure code).
 #include "bench/comm.hpp"
 #include "report/stats.hpp"
 #include "sm_list_option.hpp"
@@ -18,43 +19,6 @@ namespace {
 }
 
 } // namespace
-
-std::string mode::name() const {
-  switch (kind) {
-  case mode_kind::alone:
-    return "alone";
-  case mode_kind::partitioned:
-    return fmt::format("green-{}", k);
-  case mode_kind::partitioned_ctas:
-    return fmt::format("green-ctas-{}", k);
-  case mode_kind::shared:
-    return "shared";
-  case mode_kind::shared_high:
-    return "shared-high";
-  case mode_kind::max_ctas:
-    return fmt::format("max-ctas-{}", k);
-  }
-  return "?";
-}
-
-std::optional<mode> mode::from_name(std::string_view text) {
-  if (text == "alone")
-    return mode{mode_kind::alone, 0};
-  if (text == "shared")
-    return mode{mode_kind::shared, 0};
-  if (text == "shared-high")
-    return mode{mode_kind::shared_high, 0};
-  for (const auto &[prefix, kind] :
-       {std::pair{std::string_view("green-ctas-"), mode_kind::partitioned_ctas},
-        std::pair{std::string_view("green-"), mode_kind::partitioned},
-        std::pair{std::string_view("max-ctas-"), mode_kind::max_ctas}})
-    if (text.substr(0, prefix.size()) == prefix) {
-      const auto k = read_decimal(text.substr(prefix.size()), 4096);
-      if (k && *k > 0)
-        return mode{kind, static_cast<unsigned>(*k)};
-    }
-  return std::nullopt;
-}
 
 std::vector<mode> all_modes(const std::vector<unsigned> &ks) {
   std::vector<mode> out = {
@@ -133,17 +97,6 @@ std::vector<std::size_t> default_sizes(bool quick) {
   for (std::size_t b = std::size_t{1} << 20; b <= (std::size_t{1} << 30); b *= 4)
     out.push_back(b);
   return out;
-}
-
-std::string format_bytes(std::size_t bytes) {
-  static constexpr const char *units[] = {"B", "KiB", "MiB", "GiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 3) {
-    v /= 1024;
-    ++u;
-  }
-  return fmt::format("{:g} {}", v, units[u]);
 }
 
 double bus_bandwidth_gbs(std::size_t bytes, double microseconds, int gpus) {

@@ -1,13 +1,19 @@
-// NCCL, opened at run time (nothing is linked or vendored), for `greenctx bench --comm`.
+// NCCL, opened at run time (nothing is linked or vendored), for the communication measurement
+// (comm.hpp, `greenctx bench comm`): the library found, and one communicator per GPU of one
+// process with the few operations the measurement launches.
 #pragma once
 
-#include <greenctx/greenctx.hpp>
+#include "greenctx/cxx_standard.hpp"
+
+#include "greenctx/core/stream.hpp"
+
+#include <cuda.h>
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
-namespace greenctx::cli::bench {
+namespace greenctx::measure {
 
 /// Where NCCL was found, or why not: GREENCTX_NCCL_LIBRARY, then libnccl.so.2 on the loader's
 /// path, then torch's wheel (site-packages/nvidia/nccl/lib/libnccl.so.2, found by asking python3).
@@ -49,4 +55,4 @@ private:
   std::vector<void *> comms_;
 };
 
-} // namespace greenctx::cli::bench
+} // namespace greenctx::measure

@@ -1,14 +1,16 @@
-#include "bench/nccl.hpp"
+#include "greenctx/measure/nccl.hpp"
+
+#include "driver/driver_api.hpp"
+#include "greenctx/plan/error.hpp"
 
 #include <dlfcn.h>
-#include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 
-namespace greenctx::cli::bench {
+namespace greenctx::measure {
 namespace {
 
 // The few entry points used, declared here from NCCL's documented C API (ncclResult_t is an int
@@ -63,15 +65,30 @@ template <class F> void bind(void *lib, F &f, const char *name) {
 void check(result_t r, const char *what) {
   if (r != 0)
     throw error(CUDA_ERROR_UNKNOWN, what,
-                fmt::format("{} failed: NCCL error {} ({})", what, r,
-                            fns().error_string ? fns().error_string(r) : "no description"));
+                std::string(what) + " failed: NCCL error " + std::to_string(r) + " (" +
+                    (fns().error_string ? fns().error_string(r) : "no description") + ")");
 }
+
+// NCCL's calls go through the CUDA runtime, which makes a device's primary context current on the
+// calling thread (cudaSetDevice); greenctx leaves the caller's thread as it found it
+// (current_context.hpp), so each call into NCCL is bracketed by this.
+class keep_current_context {
+public:
+  keep_current_context() { greenctx::detail::driver().cuCtxGetCurrent(&saved_); }
+  ~keep_current_context() { greenctx::detail::driver().cuCtxSetCurrent(saved_); }
+  keep_current_context(const keep_current_context &) = delete;
+  keep_current_context &operator=(const keep_current_context &) = delete;
+
+private:
+  CUcontext saved_ = nullptr;
+};
 
 } // namespace
 
 std::string nccl_library::version_text() const {
   // Since 2.9 the code is major*10000 + minor*100 + patch.
-  return fmt::format("{}.{}.{}", version / 10000, version / 100 % 100, version % 100);
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
 }
 
 const nccl_library &load_nccl() {
@@ -130,11 +147,13 @@ nccl_clique::nccl_clique(const std::vector<int> &ordinals) {
   if (!lib.loaded)
     throw unsupported_error(lib.failure, 0, 0);
   comms_.resize(ordinals.size());
+  const keep_current_context keep;
   check(fns().comm_init_all(comms_.data(), static_cast<int>(ordinals.size()), ordinals.data()),
         "ncclCommInitAll");
 }
 
 nccl_clique::~nccl_clique() {
+  const keep_current_context keep;
   for (void *c : comms_)
     if (c)
       fns().comm_destroy(c);
@@ -145,6 +164,7 @@ void nccl_clique::launch(operation op, const std::vector<CUdeviceptr> &buffers, 
   if (op == operation::self_copy && (!fns().send || !fns().recv))
     throw unsupported_error("this NCCL has no ncclSend/ncclRecv (NCCL 2.7 or newer has them)", 0,
                             0);
+  const keep_current_context keep;
   check(fns().group_start(), "ncclGroupStart");
   result_t first = 0;
   const auto note = [&](result_t r) {
@@ -168,4 +188,4 @@ void nccl_clique::launch(operation op, const std::vector<CUdeviceptr> &buffers, 
   check(end, "ncclGroupEnd");
 }
 
-} // namespace greenctx::cli::bench
+} // namespace greenctx::measure
