@@ -1,5 +1,6 @@
 // Python bindings of the measurement layer (greenctx::measure): workloads that are Python
-// callables or built-in ones, and the contention measurement, whose result is a dict.
+// callables or built-in ones, the contention measurement and tune, whose results are dicts; the
+// adaptive and scaling measurements are in measure_runs.cpp.
 #include "measure.hpp"
 
 #include <greenctx/greenctx.hpp>
@@ -15,9 +16,8 @@ namespace nb = nanobind;
 using namespace nb::literals;
 using namespace greenctx;
 
-namespace {
+namespace greenctx_py {
 
-// A whole number of `unit`, at least `least`, from a Python number (no silent rounding).
 long long whole(double v, const char *what, long long least, const char *unit) {
   if (!(v >= static_cast<double>(least)) || v > 1e15 ||
       v != static_cast<double>(static_cast<long long>(v)))
@@ -27,7 +27,7 @@ long long whole(double v, const char *what, long long least, const char *unit) {
   return static_cast<long long>(v);
 }
 
-std::chrono::microseconds whole_us(double v, const char *what, long long least = 1) {
+std::chrono::microseconds whole_us(double v, const char *what, long long least) {
   return std::chrono::microseconds(whole(v, what, least, "microseconds"));
 }
 
@@ -63,6 +63,12 @@ nb::dict critical_dict(const measure::critical_stats &c) {
   d["start_delay"] = summary_dict(c.start_delay);
   return d;
 }
+
+} // namespace greenctx_py
+
+namespace {
+
+using namespace greenctx_py;
 
 nb::dict result_dict(const measure::contention_result &r) {
   nb::dict d;
@@ -242,6 +248,7 @@ void bind_workloads(nb::module_ &m) {
 
 void bind_measure(nb::module_ &m) {
   bind_workloads(m);
+  bind_measure_runs(m);
   m.def(
       "measure_contention",
       [](const device &dev, const partition_set &set, const measure::critical_workload &critical,

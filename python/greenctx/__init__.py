@@ -36,6 +36,7 @@ from ._greenctx import (  # noqa: F401
     Stream,
     StreamRef,
     UnsupportedError,
+    copy_chunks,
     documented_granularity,
     elapsed_ms,
     fill_sms,
@@ -48,6 +49,7 @@ from ._greenctx import (  # noqa: F401
     parse_groups,
     parse_partitions,
     plan_partitions,
+    plan_scaling,
     query_driver,
     round_group_size,
     split_by_count,
@@ -58,7 +60,9 @@ from ._greenctx import (  # noqa: F401
 )
 
 from ._greenctx import _Pool
+from ._greenctx import measure_adaptive as _measure_adaptive
 from ._greenctx import measure_contention as _measure_contention
+from ._greenctx import scaling as _scaling
 from ._greenctx import tune as _tune
 
 __version__ = "0.1.0"
@@ -190,16 +194,27 @@ def measure_contention(device, partitions, critical, background, **options):
 
 def _workloads(critical, background):
     """The two workloads as workload objects: plain callables are wrapped."""
-    if not isinstance(critical, CriticalWorkload):
-        if not callable(critical):
-            raise TypeError("critical is a CriticalWorkload or a callable taking a stream")
-        critical = CriticalWorkload(critical)
-    if not isinstance(background, BackgroundWorkload):
-        if not callable(background):
-            raise TypeError("background is a BackgroundWorkload or a callable taking a stream "
-                            "and returning the work it enqueued")
-        background = BackgroundWorkload(background)
-    return critical, background
+    return _critical(critical, "critical"), _background(background)
+
+
+def _critical(work, what):
+    """A workload launched once per sample as a CriticalWorkload named `what` when it is a plain
+    callable."""
+    if isinstance(work, CriticalWorkload):
+        return work
+    if not callable(work):
+        raise TypeError(f"{what} is a CriticalWorkload or a callable taking a stream")
+    return CriticalWorkload(work, name=what)
+
+
+def _background(work):
+    """Background work as a BackgroundWorkload: a plain callable is wrapped."""
+    if isinstance(work, BackgroundWorkload):
+        return work
+    if not callable(work):
+        raise TypeError("background is a BackgroundWorkload or a callable taking a stream "
+                        "and returning the work it enqueued")
+    return BackgroundWorkload(work)
 
 
 def tune(device, critical, background, **options):
@@ -220,3 +235,51 @@ def tune(device, critical, background, **options):
     """
     critical, background = _workloads(critical, background)
     return _tune(device, critical, background, **options)
+
+
+def measure_adaptive(device, critical, background=None, **options):
+    """Background work whose partition shrinks around each arrival of critical work, against the
+    same background held on its static partition (``greenctx bench adaptive``).
+
+    A pool of layouts ``C,rest`` (wide) and ``C,N,rest`` (narrow: the background on N SMs) is made
+    once; the critical work runs on the same C SMs in all of them. ``background`` is launched one
+    chunk at a time on the stream of the layout in use, so keep a chunk short: a
+    ``BackgroundWorkload`` or a callable that enqueues one chunk and returns the work it does; the
+    default is ``copy_chunks(device)``, a 64 MiB streaming copy. ``critical`` as for
+    ``measure_contention``, launched once per arrival. Each policy says when the host switches to
+    the narrow layout: ``lead`` (``lead_us`` before the arrival, which it knows), ``reactive`` (at
+    the arrival), and their ``-wait`` forms (which also wait for the wide chunks still queued
+    before the critical launch). A sample's latency runs from its arrival to its completion seen
+    by the host, the critical call's own time on the host included.
+
+    Options (keywords): ``critical_sms`` (16), ``shrink_to`` ([8, 16, 32, 64]), ``policies`` (all
+    four names), ``lead_us`` (100), ``queue_depth`` (2), ``samples`` (1000), ``warmup`` (50),
+    ``rounds`` (10), ``gap_us`` (300: the mean time between arrivals, +-50%), ``rate_window_ms``
+    (300) and ``progress``. Returns a dict: the SMs each layout got, ``critical_shared``, the
+    background's rates alone (``alone``), per configuration (``alone``, ``static``,
+    ``adaptive-N-POLICY``) the critical samples and summaries in microseconds, the background's
+    rate and the waits, and ``verdicts`` against the targets (isolation: p99 / p99 alone at most
+    ``isolation_limit``; background: rate / static rate at least ``background_limit``).
+    """
+    critical = _critical(critical, "critical")
+    background = copy_chunks(device) if background is None else _background(background)
+    return _measure_adaptive(device, critical, background, **options)
+
+
+def scaling(device, workload, sm_counts=(), **options):
+    """How the time of one piece of work changes with the SMs it may use.
+
+    ``workload`` (a ``CriticalWorkload``, a built-in such as ``kernel_critical`` or a callable that
+    enqueues one instance on the ``StreamRef`` it is given) runs alone on a green context of each
+    SM count of ``sm_counts`` (empty: every size this GPU makes; see ``plan_scaling``), one launch
+    at a time. A count no green context has is refused (``RequestError`` naming the sizes next to
+    it) unless ``round_counts=True``, which measures it at the planner's size and says so in the
+    point's ``rounding``. Options: ``samples`` (100), ``warmup`` (10), ``rounds`` (5), ``gap_us``
+    (0), ``round_counts`` (False), ``hold_launch`` (True: each sample starts once the callable
+    has enqueued all of it, so Python's launch time is not counted) and ``progress``. Returns a
+    dict: ``reference_sms`` (the largest count) and per count, ascending, ``requested``, ``sms``,
+    ``rounding``, ``time`` (samples and summaries in microseconds: host, gpu, start_delay),
+    ``speedup`` (p50 device time at the largest count / here), ``ideal`` (sms / the largest) and
+    ``efficiency`` (speedup / ideal).
+    """
+    return _scaling(device, _critical(workload, "workload"), list(sm_counts), **options)

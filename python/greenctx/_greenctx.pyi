@@ -472,6 +472,26 @@ def gemm_background(device: Device, n: int = 8192) -> BackgroundWorkload:
     Square bf16 cuBLAS GEMMs of size n, counted in TFLOP/s (UnsupportedError without cuBLAS).
     """
 
+def copy_chunks(device: Device, chunk_bytes: int = 67108864) -> BackgroundWorkload:
+    """
+    The adaptive measurement's default background: a device-to-device copy of chunk_bytes per launch in 8 blocks of 256 threads per SM, counted in GB/s.
+    """
+
+def measure_adaptive(device: Device, critical: CriticalWorkload, background: BackgroundWorkload, *, critical_sms: int = 16, shrink_to: Sequence[int] = [8, 16, 32, 64], policies: Sequence[str] = ..., lead_us: float = 100, queue_depth: int = 2, samples: int = 1000, warmup: int = 50, rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300, progress: Callable[[str], None] | None = None) -> dict:
+    """
+    The adaptive measurement on workload objects (greenctx.measure_adaptive wraps callables).
+    """
+
+def plan_scaling(sm_counts: Sequence[int], device_sms: int, granularity: Granularity, round_counts: bool = False) -> list:
+    """
+    The SM counts a scaling run measures, ascending, as dicts (requested, sms, rounding): every size a green context has exactly when sm_counts is empty. Raises RequestError for a count no green context has (unless round_counts: then rounded, and the rounding says why), one named twice or above device_sms. Pure: no GPU.
+    """
+
+def scaling(device: Device, workload: CriticalWorkload, sm_counts: Sequence[int] = [], *, samples: int = 100, warmup: int = 10, rounds: int = 5, gap_us: float = 0, round_counts: bool = False, hold_launch: bool = True, progress: Callable[[str], None] | None = None) -> dict:
+    """
+    The scaling measurement on a workload object (greenctx.scaling wraps callables).
+    """
+
 def measure_contention(device: Device, partitions: PartitionSet, critical: CriticalWorkload, background: BackgroundWorkload, *, samples: int = 1000, warmup: int = 50, rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300, placements: Sequence[str] = [], hold_launch: bool = False, progress: Callable[[str], None] | None = None) -> dict:
     """
     Measures the critical work's latency beside the background under each placement (alone, shared, priority, green contexts, the trap), with the critical work on partitions[0] and the background on partitions[1]; returns a dict of distributions (us) and rates. hold_launch: each critical sample starts once the callable has enqueued all of it (its launch time on the host not counted).

@@ -103,3 +103,25 @@ def test_measure_contention_refuses_what_is_not_a_workload():
         greenctx.BackgroundWorkload(lambda s: 1.0, unit_scale=0)
     w = greenctx.BackgroundWorkload(lambda s: 1.0, name="mine", unit="GB/s", unit_scale=1e9)
     assert (w.name, w.unit, w.unit_scale) == ("mine", "GB/s", 1e9)
+
+
+def test_plan_scaling_refuses_or_rounds_and_says_so():
+    g = greenctx.documented_granularity(9)
+    counts = greenctx.plan_scaling([], 132, g)
+    assert [c["sms"] for c in counts][:3] == [8, 16, 24] and counts[-1]["sms"] == 132
+    assert [c["sms"] for c in greenctx.plan_scaling([64, 16], 132, g)] == [16, 64]
+    with pytest.raises(greenctx.RequestError, match="give 8 or 16, or set round_counts"):
+        greenctx.plan_scaling([12], 132, g)
+    (rounded,) = greenctx.plan_scaling([12], 132, g, round_counts=True)
+    assert rounded["requested"] == 12 and rounded["sms"] == 16
+    assert "rounded up to 16" in rounded["rounding"]
+
+
+def test_adaptive_and_scaling_refuse_what_is_not_a_workload():
+    # Checked before the device is touched: no GPU needed.
+    with pytest.raises(TypeError, match="workload is a CriticalWorkload or a callable"):
+        greenctx.scaling(None, 42)
+    with pytest.raises(TypeError, match="critical is a CriticalWorkload or a callable"):
+        greenctx.measure_adaptive(None, "kernel")
+    with pytest.raises(TypeError, match="returning the work"):
+        greenctx.measure_adaptive(None, lambda s: None, 42)

@@ -236,3 +236,60 @@ def test_tune_with_python_workloads(gpu):
         greenctx.tune(gpu, critical, background, p99_us=40, within_best=0.1)
     with pytest.raises(greenctx.RequestError, match="not a split this GPU makes"):
         greenctx.tune(gpu, critical, background, p99_us=40, sizes=[12])
+
+
+def test_scaling_of_waves_and_of_a_python_callable(gpu):
+    """A spin of 1024 blocks runs in 4 waves on 16 SMs and one on 128: clearly longer on 16. A
+    Python callable gets a stream on each count's green context; its exception comes back."""
+    if gpu.sms().sm_count < 128:
+        pytest.skip(f"needs 128 SMs or more, this GPU has {gpu.sms().sm_count}")
+    r = greenctx.scaling(gpu, greenctx.kernel_critical(gpu, 1024, 50), [128, 16], samples=20,
+                         warmup=2, rounds=2)
+    small, large = r["points"]
+    assert (small["sms"], large["sms"], r["reference_sms"]) == (16, 128, 128)
+    assert small["time"]["gpu"]["p50"] > 3 * large["time"]["gpu"]["p50"], r
+    assert large["speedup"] == 1 and small["speedup"] < 1 / 3 and small["ideal"] == 0.125
+    assert len(small["time"]["start_delay_us"]) == 20  # the kernel times itself
+
+    seen, lines = set(), []
+
+    def work(stream):
+        seen.add(stream.sms().sm_count)
+        greenctx.fill_sms(stream, 0.00002)
+    r = greenctx.scaling(gpu, work, [16, 32], samples=10, warmup=1, rounds=1,
+                         progress=lines.append)
+    assert seen == {16, 32} and r["workload"] == "workload" and lines
+    assert all(len(p["time"]["gpu_us"]) == 10 for p in r["points"])
+    with pytest.raises(greenctx.RequestError, match="round_counts"):
+        greenctx.scaling(gpu, work, [12])
+
+    def fails(stream):
+        raise ValueError("the user's own error")
+    with pytest.raises(ValueError, match="the user's own error"):
+        greenctx.scaling(gpu, fails, [16], samples=2)
+
+
+def test_measure_adaptive_with_a_python_critical_and_the_default_copy(gpu):
+    """Every configuration comes back: alone, static and each N with each policy."""
+    calls = []
+
+    def critical(stream):
+        calls.append(stream.sms().sm_count)
+        greenctx.fill_sms(stream, 0.00002)
+    r = greenctx.measure_adaptive(gpu, critical, shrink_to=[16, 64],
+                                  policies=["lead", "reactive-wait"], samples=20, warmup=2,
+                                  rounds=2, rate_window_ms=20)
+    names = [c["name"] for c in r["configurations"]]
+    assert names == ["alone", "static", "adaptive-16-lead", "adaptive-16-reactive-wait",
+                     "adaptive-64-lead", "adaptive-64-reactive-wait"]
+    assert set(calls) == {16} and r["critical_shared"], r["critical_sharing"]
+    assert r["narrow_sms"] == [16, 64] and r["background_unit"] == "GB/s"
+    for c in r["configurations"]:
+        assert len(c["critical"]["host_us"]) == 20
+        assert (c["background"] is None) == (c["name"] == "alone")
+        assert len(c["wait_us"]) == (20 if c["policy"] == "reactive-wait" else 0)
+    assert [v["name"] for v in r["verdicts"]] == names[1:]
+    with pytest.raises(greenctx.RequestError, match="lead_us: a lead of 200 us"):
+        greenctx.measure_adaptive(gpu, critical, lead_us=200, gap_us=300)
+    with pytest.raises(greenctx.RequestError, match="'eager' is not a policy"):
+        greenctx.measure_adaptive(gpu, critical, policies=["eager"])
