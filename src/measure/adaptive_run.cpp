@@ -3,7 +3,6 @@
 
 #include "greenctx/core/event.hpp"
 #include "greenctx/core/pool.hpp"
-#include "greenctx/plan/error.hpp"
 #include "measure/sampling.hpp"
 
 #include <algorithm>
@@ -140,16 +139,10 @@ adaptive_result measure_adaptive(const device &dev, const critical_workload &cri
     if (progress)
       progress(line);
   };
-  if (!critical.launch || !background.launch)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        std::string("the ") + (critical.launch ? "background" : "critical") +
-                            " workload has no launch function");
+  detail::require_launches(critical, background, api);
   adaptive_result out;
   out.cfg = cfg;
-  out.critical_name = critical.name;
-  out.background_name = background.name;
-  out.background_unit = background.unit;
-  out.background_unit_scale = background.unit_scale;
+  detail::name_workloads(out, critical, background);
   out.device_sms = dev.sms().sm_count();
   validate_adaptive(cfg, out.device_sms);
   const std::string c = std::to_string(cfg.critical_sms);

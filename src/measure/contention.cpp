@@ -77,10 +77,7 @@ void check(const partition_set &set, const critical_workload &critical,
                         "the contention measurement needs a set of two partitions (the critical "
                         "work's, then the background's), not " +
                             std::to_string(set.parts().size()));
-  if (!critical.launch || !background.launch)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        std::string("the ") + (critical.launch ? "background" : "critical") +
-                            " workload has no launch function");
+  detail::require_launches(critical, background, api);
   if (cfg.samples == 0)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api, "samples must be at least 1");
   for (const auto &name : cfg.placements)
@@ -107,14 +104,11 @@ contention_result measure_contention(const device &dev, const partition_set &set
   };
   contention_result out;
   out.cfg = cfg;
-  out.critical_name = critical.name;
-  out.background_name = background.name;
+  detail::name_workloads(out, critical, background);
   out.device_sms = dev.sms().sm_count();
   const execution_context_ref crit_ctx = set.parts()[0].context, bg_ctx = set.parts()[1].context;
   out.critical_sms = set.parts()[0].obtained();
   out.background_sms = set.parts()[1].obtained();
-  out.background_unit = background.unit;
-  out.background_unit_scale = background.unit_scale;
   if (background.shape_note)
     out.background_shape = background.shape_note(out.background_sms);
 

@@ -20,6 +20,14 @@ void busy_wait(std::chrono::duration<double, std::micro> d) {
   }
 }
 
+void require_launches(const critical_workload &critical, const background_workload &background,
+                      const char *api) {
+  if (!critical.launch || !background.launch)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        std::string("the ") + (critical.launch ? "background" : "critical") +
+                            " workload has no launch function");
+}
+
 double launch_unit(const background_workload &work, stream_ref s, const char *api) {
   const double w = work.launch(s);
   if (!(w > 0) || !std::isfinite(w))

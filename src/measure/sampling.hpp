@@ -22,6 +22,20 @@ double us_between(clock::time_point a, clock::time_point b);
 /// Spins on the host for `d` (sleeping would wake late by tens of microseconds).
 void busy_wait(std::chrono::duration<double, std::micro> d);
 
+/// Throws request_error naming `api` when either workload has no launch function.
+void require_launches(const critical_workload &critical, const background_workload &background,
+                      const char *api);
+
+/// Copies the workloads' names and the background's unit into a result that has them.
+template <class Result>
+void name_workloads(Result &out, const critical_workload &critical,
+                    const background_workload &background) {
+  out.critical_name = critical.name;
+  out.background_name = background.name;
+  out.background_unit = background.unit;
+  out.background_unit_scale = background.unit_scale;
+}
+
 /// One background unit (a chunk), checked: a rate needs a positive amount of work per unit.
 /// Throws request_error naming `api` when the workload reports none.
 double launch_unit(const background_workload &work, stream_ref s, const char *api);

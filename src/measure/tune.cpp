@@ -3,6 +3,7 @@
 #include "greenctx/core/partition.hpp"
 #include "greenctx/plan/error.hpp"
 #include "greenctx/plan/partition_plan.hpp"
+#include "measure/sampling.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -331,10 +332,7 @@ tune_result tune(const device &dev, const critical_workload &critical,
   check_tune_config(cfg);
   tune_result out;
   out.cfg = cfg;
-  out.critical_name = critical.name;
-  out.background_name = background.name;
-  out.background_unit = background.unit;
-  out.background_unit_scale = background.unit_scale;
+  detail::name_workloads(out, critical, background);
   out.device_sms = dev.sms().sm_count();
   out.candidates = tune_sizes(cfg, tune_candidates(dev.sms()));
 
