@@ -71,16 +71,27 @@ void check(result_t r, const char *what) {
 
 // NCCL's calls go through the CUDA runtime, which makes a device's primary context current on the
 // calling thread (cudaSetDevice); greenctx leaves the caller's thread as it found it
-// (current_context.hpp), so each call into NCCL is bracketed by this.
+// (current_context.hpp), so each call into NCCL is bracketed by this. It never throws (it is used
+// in a destructor too); a driver without the two entry points leaves the thread as NCCL left it.
 class keep_current_context {
 public:
-  keep_current_context() { greenctx::detail::driver().cuCtxGetCurrent(&saved_); }
-  ~keep_current_context() { greenctx::detail::driver().cuCtxSetCurrent(saved_); }
+  keep_current_context() noexcept {
+    try {
+      const auto get = greenctx::detail::driver().cuCtxGetCurrent;
+      saved_ok_ = get && get(&saved_) == CUDA_SUCCESS;
+    } catch (const error &) { // no driver: nothing to keep
+    }
+  }
+  ~keep_current_context() {
+    if (saved_ok_)
+      greenctx::detail::release_with(greenctx::detail::driver().cuCtxSetCurrent, saved_);
+  }
   keep_current_context(const keep_current_context &) = delete;
   keep_current_context &operator=(const keep_current_context &) = delete;
 
 private:
   CUcontext saved_ = nullptr;
+  bool saved_ok_ = false;
 };
 
 } // namespace
