@@ -4,10 +4,10 @@
 #include <greenctx/greenctx.hpp>
 
 #include "measure/sampling.hpp"
+#include "text_checks.hpp"
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 namespace greenctx::measure {
@@ -15,14 +15,8 @@ namespace {
 
 const granularity h200{8, 8}; // CC 9.0: groups of 8, 16, ...; 132 SMs
 
-std::string refusal(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const request_error &e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
+using greenctx_test::contains;
+using greenctx_test::rejection;
 
 std::vector<unsigned> sms_of(const std::vector<scaling_count> &counts) {
   std::vector<unsigned> out;
@@ -50,14 +44,14 @@ TEST(ScalingPlan, NamedCountsAscendingAsTheyAre) {
 }
 
 TEST(ScalingPlan, ACountNoGreenContextHasIsRefusedWithItsNeighbours) {
-  const std::string why = refusal([] { plan_scaling({16, 12}, 132, h200); });
-  EXPECT_NE(why.find("not a multiple of the alignment 8"), std::string::npos) << why;
-  EXPECT_NE(why.find("give 8 or 16"), std::string::npos) << why;
-  EXPECT_NE(why.find("round_counts"), std::string::npos) << why;
+  const std::string why = rejection([] { plan_scaling({16, 12}, 132, h200); });
+  EXPECT_TRUE(contains(why, "not a multiple of the alignment 8"));
+  EXPECT_TRUE(contains(why, "give 8 or 16"));
+  EXPECT_TRUE(contains(why, "round_counts"));
   // Below the minimum partition: the only size next to it is above.
-  const std::string small = refusal([] { plan_scaling({4}, 132, h200); });
-  EXPECT_NE(small.find("below the minimum partition of 8"), std::string::npos) << small;
-  EXPECT_NE(small.find("give 8,"), std::string::npos) << small;
+  const std::string small = rejection([] { plan_scaling({4}, 132, h200); });
+  EXPECT_TRUE(contains(small, "below the minimum partition of 8"));
+  EXPECT_TRUE(contains(small, "give 8,"));
 }
 
 TEST(ScalingPlan, RoundedWhenAskedAndSaidSo) {
@@ -65,25 +59,32 @@ TEST(ScalingPlan, RoundedWhenAskedAndSaidSo) {
   ASSERT_EQ(c.size(), 3u);
   EXPECT_EQ(c[0].requested, 12u);
   EXPECT_EQ(c[0].sms, 16u);
-  EXPECT_NE(c[0].rounding.find("rounded up to 16"), std::string::npos) << c[0].rounding;
+  EXPECT_TRUE(contains(c[0].rounding, "rounded up to 16"));
   EXPECT_EQ(c[1].sms, 32u);
   EXPECT_TRUE(c[1].rounding.empty());
   EXPECT_EQ(c[2].requested, 130u); // a single partition may be the whole GPU
   EXPECT_EQ(c[2].sms, 132u);
-  EXPECT_NE(c[2].rounding.find("all 132 SMs"), std::string::npos) << c[2].rounding;
+  EXPECT_TRUE(contains(c[2].rounding, "all 132 SMs"));
 }
 
 TEST(ScalingPlan, OtherRefusals) {
-  EXPECT_NE(refusal([] { plan_scaling({0}, 132, h200); }).find("0 SMs"), std::string::npos);
-  EXPECT_NE(refusal([] {
-              plan_scaling({16, 32, 16}, 132, h200);
-            }).find("16 SMs is named twice (counts 1 and 3)"),
-            std::string::npos);
-  const std::string over = refusal([] { plan_scaling({200}, 132, h200); });
-  EXPECT_NE(over.find("the GPU has 132"), std::string::npos) << over;
-  const std::string same = refusal([] { plan_scaling({10, 16}, 132, h200, true); });
-  EXPECT_NE(same.find("10 and 16 SMs both make green contexts of 16"), std::string::npos) << same;
-  EXPECT_NE(refusal([] { plan_scaling({}, 6, h200); }).find("no green context"), std::string::npos);
+  EXPECT_TRUE(contains(rejection([] { plan_scaling({0}, 132, h200); }), "0 SMs"));
+  EXPECT_TRUE(contains(rejection([] {
+                         plan_scaling({16, 32, 16}, 132, h200);
+                       }),
+                       "16 SMs is named twice (counts 1 and 3)"));
+  EXPECT_TRUE(contains(rejection([] {
+                         plan_scaling({10, 16}, 132, h200, true);
+                       }),
+                       "10 and 16 SMs both make green contexts of 16"));
+  EXPECT_TRUE(contains(rejection([] { plan_scaling({}, 6, h200); }), "no green context"));
+  // More SMs than the GPU has: the partition planner's own refusal.
+  try {
+    plan_scaling({200}, 132, h200);
+    ADD_FAILURE() << "200 SMs of 132 planned";
+  } catch (const request_error &e) {
+    EXPECT_TRUE(contains(e.what(), "the GPU has 132"));
+  }
 }
 
 scaling_point point(unsigned sms, double p50) {
