@@ -185,6 +185,8 @@ def compare(kind, old, new, live):
 
 # Row numbers, not facts of the old JSON (which gives them by position).
 POSITIONS = {"group", "partition"}
+# What --live leaves out: the probes' times, which differ from run to run.
+TIMES = {"start_us", "end_us", "min_overlap_us"}
 
 
 def numbers(doc):
@@ -203,7 +205,7 @@ def self_test(kind, old, new, live):
     """Every number of NEW changed by one, one at a time: the names of the changes not caught."""
     missed, tried = [], 0
     for part, name, i, key in numbers(new):
-        if key in POSITIONS:
+        if key in POSITIONS or (live and key in TIMES):
             continue
         changed = copy.deepcopy(new)
         if part == "values":

@@ -6,7 +6,8 @@
 #       every info, verify and split file under bench/results/ against NEW_CLI KIND --from FILE
 #   scripts/compare-command-records.sh live OLD_CLI NEW_CLI OUT
 #       the same commands run by the binary before (OLD_CLI) and after (NEW_CLI) on this machine's
-#       GPU 0, their JSON compared with --live (the probes' times left out)
+#       GPU 0: the same exit code, and their JSON compared with --live (the probes' times left
+#       out), or, where both refuse before any JSON, the same message
 #
 # Each mode also runs the script's --self-test over the same pairs: every number of the new JSON
 # changed by one must be caught.
@@ -46,12 +47,28 @@ case $mode in
   live)
     old=$2 new=$3 out=$4
     mkdir -p "$out"
-    run_both() { # run_both NAME KIND ARGS...: the JSON of each binary, then their comparison
-      local name=$1 kind=$2
+    run_both() { # run_both NAME KIND ARGS...: each binary's JSON and exit code, then compared
+      local name=$1 kind=$2 before after
       shift 2
-      "$old" "$kind" "$@" --json - > "$out/$name-before.json" || true
-      "$new" "$kind" "$@" --json - > "$out/$name-after.json" || true
-      check "$kind" --live "$out/$name-before.json" "$out/$name-after.json"
+      "$old" "$kind" "$@" --json - > "$out/$name-before.json" 2> "$out/$name-before.err"
+      before=$?
+      "$new" "$kind" "$@" --json - > "$out/$name-after.json" 2> "$out/$name-after.err"
+      after=$?
+      if [ $before -ne $after ]; then
+        echo "$name: exit $before before, $after after"
+        status=1
+      elif [ ! -s "$out/$name-before.json" ] && [ ! -s "$out/$name-after.json" ]; then
+        # Refused before any JSON (by both): the same refusal, word for word.
+        if cmp -s "$out/$name-before.err" "$out/$name-after.err"; then
+          echo "$name: same refusal, exit $after: $(head -c 160 "$out/$name-after.err")"
+        else
+          echo "$name: refused differently:"
+          diff "$out/$name-before.err" "$out/$name-after.err"
+          status=1
+        fi
+      else
+        check "$kind" --live "$out/$name-before.json" "$out/$name-after.json"
+      fi
     }
     run_both info info --device all
     run_both split-16 split 16
