@@ -50,10 +50,11 @@ case $mode in
     run_both() { # run_both NAME KIND ARGS...: each binary's JSON and exit code, then compared
       local name=$1 kind=$2 before after
       shift 2
-      "$old" "$kind" "$@" --json - > "$out/$name-before.json" 2> "$out/$name-before.err"
-      before=$?
-      "$new" "$kind" "$@" --json - > "$out/$name-after.json" 2> "$out/$name-after.err"
-      after=$?
+      before=0 after=0
+      "$old" "$kind" "$@" --json - > "$out/$name-before.json" 2> "$out/$name-before.err" ||
+        before=$?
+      "$new" "$kind" "$@" --json - > "$out/$name-after.json" 2> "$out/$name-after.err" ||
+        after=$?
       if [ $before -ne $after ]; then
         echo "$name: exit $before before, $after after"
         status=1
