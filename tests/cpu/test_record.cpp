@@ -3,11 +3,13 @@
 // the tune files written before the record read back.
 #include "report/output.hpp"
 #include "report/record.hpp"
+#include "saved_results.hpp"
 #include "tune_report.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -181,6 +183,143 @@ TEST(Record, SvgDrawsEachFigureWithItsRulesAndMark) {
   report::record empty = sample();
   empty.tables[0].rows.clear();
   EXPECT_NE(report::to_svg(empty).find("nothing measured to draw"), std::string::npos);
+}
+
+// A raw table (bench's samples) stays out of the text and is named, not listed, in markdown; the
+// CSV holds it when it is the first table; the JSON keeps it and says so.
+TEST(Record, RawTablesAreKeptInTheFilesNotListed) {
+  report::record r = sample();
+  report::series raw{"samples", "every sample", {{"at", "at", {"", 0}}, {"us", "us", {"us", 3}}}};
+  raw.raw = true;
+  raw.rows = {{0.0, 1.25}, {1.0, 2.5}, {2.0, 3.75}};
+  r.tables.insert(r.tables.begin(), raw);
+  const std::string t = report::to_text(r);
+  EXPECT_EQ(t.find("every sample"), std::string::npos) << t;
+  EXPECT_EQ(t.find("3.750"), std::string::npos) << t;
+  EXPECT_NE(t.find("the curve:"), std::string::npos) << t;
+  const std::string m = report::to_markdown(r);
+  EXPECT_NE(m.find("## every sample\n\n3 rows (samples), in the JSON file and the CSV: not listed "
+                   "here.\n"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("3.750"), std::string::npos) << m;
+  EXPECT_EQ(report::to_csv(r), "at,us\n0,1.25\n1,2.5\n2,3.75\n");
+  const auto j = report::to_json(r);
+  EXPECT_EQ(j["tables"]["samples"]["raw"], true);
+  EXPECT_FALSE(j["tables"]["curve"].contains("raw")); // written only where it is so
+  const auto back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_TRUE(back.tables[0].raw);
+  EXPECT_EQ(report::to_json(back), j);
+}
+
+// A record of bars, boxes and grouped lines on log axes: what the SVG draws, and the JSON, which
+// names the style, group, labels and log axes only where they are not the defaults.
+report::record charts() {
+  report::record r;
+  r.kind = "charts";
+  r.title = "charts";
+  report::series rows{"rows",
+                      "",
+                      {{"name", "name", {}, align::left},
+                       {"min", "min", {"us", 1}},
+                       {"p50", "p50", {"us", 1}},
+                       {"p90", "p90", {"us", 1}},
+                       {"p99", "p99", {"us", 1}},
+                       {"max", "max", {"us", 1}},
+                       {"share", "share", {"", 3}}}};
+  rows.rows = {{std::string("first <row>"), 10.0, 20.0, 30.0, 40.0, 50.0, 0.5},
+               {std::string("second"), 100.0, 200.0, 300.0, 4000.0, 5000.0, cell{}}};
+  report::series points{"points",
+                        "",
+                        {{"size", "size", {}, align::left},
+                         {"bytes", "bytes", {"", 0}},
+                         {"mode", "mode", {}, align::left},
+                         {"us", "p50", {"us", 1}}}};
+  for (const char *mode : {"one", "two", "three"})
+    for (double b : {1024.0, 1048576.0})
+      points.rows.push_back({std::string(b > 2000 ? "1 MiB" : "1 KiB"), b, std::string(mode),
+                             b / 100 * (mode[0] == 'o' ? 1 : 2)});
+  r.tables = {rows, points};
+  report::figure boxes{"distributions", "rows", "name", {"min", "p50", "p90", "p99", "max"}, "us"};
+  boxes.style = report::figure_style::boxes;
+  boxes.log_y = true;
+  boxes.y_from_zero = false;
+  report::figure bars{"shares", "rows", "name", {"share"}, "share", {{"at", "target", 0.8, {}}}};
+  bars.style = report::figure_style::bars;
+  report::figure lines{"by size", "points", "bytes", {"us"}, "us"};
+  lines.group = "mode";
+  lines.x_labels = "size";
+  lines.log_x = lines.log_y = true;
+  lines.y_from_zero = false;
+  r.figures = {boxes, bars, lines};
+  return r;
+}
+
+TEST(Record, SvgDrawsBarsBoxesAndGroupedLinesOnLogAxes) {
+  const std::string s = report::to_svg(charts());
+  EXPECT_NE(s.find("first &lt;row&gt;"), std::string::npos) << "row labels escaped";
+  EXPECT_NE(s.find("p99 40.0"), std::string::npos) << "a box labelled with its p99";
+  EXPECT_NE(s.find("p99 4000.0"), std::string::npos);
+  EXPECT_NE(s.find(">0.500<"), std::string::npos) << "a bar labelled with its value";
+  EXPECT_NE(s.find(">target<"), std::string::npos) << "the rule";
+  EXPECT_NE(s.find(">10000<"), std::string::npos) << "decade ticks of the log axis";
+  EXPECT_NE(s.find("us (log scale)"), std::string::npos);
+  // One line per mode, named in the legend, over the two labelled sizes.
+  std::size_t lines = 0;
+  for (std::size_t at = s.find("<polyline"); at != std::string::npos;
+       at = s.find("<polyline", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 3u) << s;
+  for (const char *label : {">one<", ">two<", ">three<", ">1 KiB<", ">1 MiB<"})
+    EXPECT_NE(s.find(label), std::string::npos) << label;
+  if (const char *out = std::getenv("GREENCTX_TEST_CHARTS_SVG")) // for looking at it by hand
+    std::ofstream(out) << s;
+}
+
+TEST(Record, FigureStylesReadBackAndAreChecked) {
+  const auto j = report::to_json(charts());
+  EXPECT_EQ(j["figures"][0]["style"], "boxes");
+  EXPECT_EQ(j["figures"][0]["log_y"], true);
+  EXPECT_FALSE(j["figures"][0].contains("log_x"));
+  EXPECT_EQ(j["figures"][1]["style"], "bars");
+  EXPECT_FALSE(j["figures"][2].contains("style")); // lines, the default
+  EXPECT_EQ(j["figures"][2]["group"], "mode");
+  EXPECT_EQ(j["figures"][2]["x_labels"], "size");
+  EXPECT_FALSE(report::to_json(sample())["figures"][0].contains("style"));
+  const auto back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_json(back), j);
+  EXPECT_EQ(report::to_svg(back), report::to_svg(charts()));
+  const auto refused = [&](auto change, const char *why) {
+    auto bad = j;
+    change(bad);
+    EXPECT_THROW(report::from_json(bad), nlohmann::json::exception) << why;
+  };
+  refused([](auto &x) { x["figures"][1]["style"] = "pie"; }, "an unknown style");
+  refused([](auto &x) { x["figures"][1]["y"].push_back("min"); }, "bars of two fields");
+  refused([](auto &x) { x["figures"][0]["y"].erase(0); }, "boxes of four fields");
+  refused([](auto &x) { x["figures"][2]["group"] = "nothing"; }, "a group of an unknown field");
+  refused([](auto &x) { x["figures"][2]["x_labels"] = "nothing"; }, "labels of an unknown field");
+  refused([](auto &x) { x["figures"][2]["log_x"] = "yes"; }, "log_x not a boolean");
+}
+
+// Every record saved under bench/results/ (tune's and scale's, written before bench's) reads back
+// and writes the same JSON again: what the model gained since is optional.
+TEST(Record, SavedRecordsStillRead) {
+  std::size_t read = 0;
+  for (const auto &e : std::filesystem::recursive_directory_iterator(greenctx_test::source_dir() +
+                                                                     "/bench/results")) {
+    if (e.path().extension() != ".json")
+      continue;
+    std::ifstream f(e.path());
+    const auto j = nlohmann::ordered_json::parse(f, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("tables") || !j.contains("kind"))
+      continue;
+    const report::record r = report::from_json(j);
+    EXPECT_EQ(report::to_json(r), j) << e.path();
+    EXPECT_FALSE(report::to_svg(r).empty());
+    ++read;
+  }
+  EXPECT_GE(read, 15u); // 14 tunes and a scale when this test was written
 }
 
 // A tune over four sizes, both searches, the chosen split measured again.

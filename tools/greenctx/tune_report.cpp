@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
 namespace greenctx::cli {
 namespace {
@@ -26,7 +25,7 @@ int rate_digits(const std::vector<measure::tune_point> &curve, double scale) {
   double most = 0;
   for (const auto &p : curve)
     most = std::max(most, p.background_rate / scale);
-  return most > 0 ? std::clamp(3 - static_cast<int>(std::floor(std::log10(most))), 0, 6) : 1;
+  return report::decimals_for(most);
 }
 
 const measure::tune_point *point_of(const measure::tune_result &r, std::optional<unsigned> sms) {

@@ -61,6 +61,10 @@ std::vector<row> cells_of(const series &s, bool text) {
 
 } // namespace
 
+int decimals_for(double largest) {
+  return largest > 0 ? std::clamp(3 - static_cast<int>(std::floor(std::log10(largest))), 0, 6) : 1;
+}
+
 std::string joined(const std::vector<quantity> &qs) {
   std::string out;
   for (const auto &q : qs)
@@ -121,6 +125,17 @@ std::vector<quantity> environment_of(const nlohmann::json &env) {
       {"driver_version", "driver CUDA"},
       {"toolkit_version", "toolkit CUDA"},
       {"clocks", "clocks"},
+      {"clocks_before", "clocks before"},
+      {"clocks_after", "clocks after"},
+      {"pci_bus_id", "PCI bus"},
+      {"max_connections", "CUDA_DEVICE_MAX_CONNECTIONS"},
+      {"cublas", "GEMM library"},
+      {"devices", "devices"},
+      {"nccl_version", "NCCL"},
+      {"nccl_library", "NCCL library"},
+      {"one_gpu_test", "one-GPU test run"},
+      {"one_gpu_test_operation", "its operation"},
+      {"env", "environment variables"},
       {"commit", "greenctx"},
       {"date", "date"},
   };
@@ -129,6 +144,8 @@ std::vector<quantity> environment_of(const nlohmann::json &env) {
       return v.get<double>();
     if (v.is_string())
       return v.get<std::string>();
+    if (v.is_boolean())
+      return std::string(v.get<bool>() ? "yes" : "no");
     if (v.is_object() && v.contains("available")) { // read_clocks
       if (!v.value("available", false))
         return "unknown (" + v.value("reason", std::string("?")) + ")";
@@ -182,7 +199,7 @@ std::string to_text(const record &r) {
     if (!q.detail)
       out += q.label + ": " + show(q.value, q.format) + "\n";
   for (const auto &t : r.tables) {
-    if (t.detail)
+    if (t.detail || t.raw)
       continue;
     out += "\n" + (t.title.empty() ? "" : t.title + ":\n");
     out += text_table(columns_of(t, true), cells_of(t, true));
@@ -209,7 +226,10 @@ std::string to_markdown(const record &r) {
   list("Results", r.values);
   for (const auto &t : r.tables)
     out += "## " + (t.title.empty() ? t.key : t.title) + "\n\n" +
-           markdown_table(columns_of(t, false), cells_of(t, false)) + "\n";
+           (t.raw ? fmt::format("{} rows ({}), in the JSON file{}: not listed here.\n",
+                                t.rows.size(), t.key, &t == &r.tables.front() ? " and the CSV" : "")
+                  : markdown_table(columns_of(t, false), cells_of(t, false))) +
+           "\n";
   for (const auto &n : r.notes)
     out += n + "\n\n";
   return out;

@@ -50,20 +50,43 @@ struct series {
   std::vector<field> fields;
   std::vector<std::vector<cell>> rows;
   bool detail = false; ///< left out of the terminal's text (JSON and markdown keep it)
+  /// Raw samples (bench keeps every one: thousands of rows): kept in the JSON, and in the CSV when
+  /// it is the first table; the text leaves it out and markdown names it with its row count
+  /// instead of listing every row.
+  bool raw = false;
   /// The index of `key` in fields; throws std::out_of_range naming it when there is none.
   std::size_t index(const std::string &key) const;
 };
 
-/// A line chart of one series: `y` against `x`, with horizontal rules and a marked x.
+/// How a figure draws its table.
+enum class figure_style {
+  lines, ///< each y against x (a number): one line per y field, and per group
+  bars,  ///< one horizontal bar per row, labelled by x: y is one field, the bar's length
+  /// One box per row, labelled by x, for a distribution: y is five fields, a thin line from the
+  /// first to the fifth (min..max), a box from the second to the fourth (p50..p99) and a mark at
+  /// the third (p90).
+  boxes,
+};
+
+/// A chart of one series. `lines`: `y` against `x`, with horizontal rules and a marked x. `bars`
+/// and `boxes`: a row of the chart per row of the table, the values along a horizontal axis, the
+/// rules as vertical lines at their values.
 struct figure {
   std::string title;
   std::string series; ///< its key
-  std::string x;      ///< a field's key
+  std::string x;      ///< a field's key (bars and boxes: the label of each row)
   std::vector<std::string> y;
-  std::string y_label;
-  std::vector<quantity> rules; ///< horizontal dashed lines at each value, labelled
-  std::optional<double> mark;  ///< a vertical line at this x (the choice)
-  bool y_from_zero = true;
+  std::string y_label;         ///< what the values are (lines: the y axis; bars, boxes: the x axis)
+  std::vector<quantity> rules; ///< dashed lines at each value, labelled
+  std::optional<double> mark = {}; ///< lines: a vertical line at this x (the choice)
+  bool y_from_zero = true;         ///< the value axis starts at 0 (not on a log scale)
+  figure_style style = figure_style::lines;
+  /// lines: a field whose values split the rows into one line each (comm's modes); empty: none.
+  std::string group = {};
+  /// lines: a field naming each row's x ("1 MiB"): ticks at those x only; empty: numbered ticks.
+  std::string x_labels = {};
+  bool log_x = false; ///< lines: x on a log scale (rows with x <= 0 are not drawn)
+  bool log_y = false; ///< the values on a log scale (those <= 0 are not drawn)
 };
 
 /// A command's result.
@@ -96,13 +119,16 @@ std::string gpu_described(const nlohmann::json &env);
 
 /// "12.3 us", "8", "yes", "-" for nothing: a cell for people, with its format.
 std::string show(const cell &c, const number_format &f, bool with_unit = true);
+/// Decimals that show about four significant digits of numbers up to `largest` (0 to 6; 1 when
+/// there is no positive number).
+int decimals_for(double largest);
 /// "label value, label value": what the terminal shows of a list of quantities (not the detail).
 std::string joined(const std::vector<quantity> &qs);
 
 /// The terminal's text: title, environment and configuration lines, values, the tables that are
-/// not detail, and the notes.
+/// neither detail nor raw, and the notes.
 std::string to_text(const record &r);
-/// The same as markdown, every table included.
+/// The same as markdown, every table included (a raw one by its title and row count only).
 std::string to_markdown(const record &r);
 /// The first table as CSV: a heading line of field keys, then the rows with exact numbers.
 std::string to_csv(const record &r);
@@ -110,12 +136,15 @@ std::string to_csv(const record &r);
 std::string to_svg(const record &r);
 /// The JSON document, in the record's order: {"kind": "greenctx.<kind>", "schema", "title",
 /// "environment", "config", "values" (each an object of {key: {"label", "value", "unit",
-/// "digits"}}), "tables" ({key: {"title", "detail", "fields", "rows"}}, each row an object keyed by
-/// field), "notes", "figures"}.
+/// "digits"}}), "tables" ({key: {"title", "detail", "raw" (only when true), "fields", "rows"}},
+/// each row an object keyed by field), "notes", "figures" (each {"title", "series", "x", "y",
+/// "y_label", "rules", "mark", "y_from_zero"}, and "style", "group", "x_labels", "log_x", "log_y"
+/// only where they are not the defaults, so that tune's and scale's records read as before)}.
 nlohmann::ordered_json to_json(const record &r);
 /// The record a to_json document holds. Throws nlohmann::json::exception for any other shape
 /// (a missing or mistyped member, digits outside 0..17, a row that is not an object, a figure
-/// naming a table or field that is not there).
+/// naming a table or field that is not there, an unknown style, bars without exactly one y or
+/// boxes without five).
 record from_json(const nlohmann::ordered_json &j);
 
 } // namespace greenctx::cli::report

@@ -92,7 +92,12 @@ ojson series_json(const series &s) {
       row[s.fields[i].key] = cell_json(cells.at(i), s.fields[i].format);
     rows.push_back(std::move(row));
   }
-  return {{"title", s.title}, {"detail", s.detail}, {"fields", fields}, {"rows", rows}};
+  ojson out = {{"title", s.title}, {"detail", s.detail}};
+  if (s.raw)
+    out["raw"] = true;
+  out["fields"] = std::move(fields);
+  out["rows"] = std::move(rows);
+  return out;
 }
 
 series read_series(const std::string &key, const ojson &j) {
@@ -100,6 +105,7 @@ series read_series(const std::string &key, const ojson &j) {
   s.key = key;
   s.title = j.at("title").get<std::string>();
   s.detail = j.value("detail", false);
+  s.raw = j.value("raw", false);
   for (const auto &[name, f] : j.at("fields").items()) {
     const std::string side = f.value("align", std::string("right"));
     if (side != "left" && side != "right")
@@ -121,15 +127,32 @@ series read_series(const std::string &key, const ojson &j) {
   return s;
 }
 
+constexpr std::pair<figure_style, const char *> style_names[] = {
+    {figure_style::lines, "lines"}, {figure_style::bars, "bars"}, {figure_style::boxes, "boxes"}};
+
 ojson figure_json(const figure &f) {
-  return {{"title", f.title},
-          {"series", f.series},
-          {"x", f.x},
-          {"y", f.y},
-          {"y_label", f.y_label},
-          {"rules", quantities_json(f.rules)},
-          {"mark", f.mark ? ojson(*f.mark) : ojson(nullptr)},
-          {"y_from_zero", f.y_from_zero}};
+  ojson out = {{"title", f.title},
+               {"series", f.series},
+               {"x", f.x},
+               {"y", f.y},
+               {"y_label", f.y_label},
+               {"rules", quantities_json(f.rules)},
+               {"mark", f.mark ? ojson(*f.mark) : ojson(nullptr)},
+               {"y_from_zero", f.y_from_zero}};
+  // Written only where they are not the defaults: the records of tune and scale stay as they were.
+  if (f.style != figure_style::lines)
+    for (const auto &[style, name] : style_names)
+      if (style == f.style)
+        out["style"] = name;
+  if (!f.group.empty())
+    out["group"] = f.group;
+  if (!f.x_labels.empty())
+    out["x_labels"] = f.x_labels;
+  if (f.log_x)
+    out["log_x"] = true;
+  if (f.log_y)
+    out["log_y"] = true;
+  return out;
 }
 
 figure read_figure(const ojson &j, const record &r) {
@@ -143,6 +166,22 @@ figure read_figure(const ojson &j, const record &r) {
   if (const auto it = j.find("mark"); it != j.end() && !it->is_null())
     f.mark = it->get<double>();
   f.y_from_zero = j.value("y_from_zero", true);
+  const std::string style = j.value("style", std::string("lines"));
+  const auto named = std::find_if(std::begin(style_names), std::end(style_names),
+                                  [&](const auto &n) { return style == n.second; });
+  if (named == std::end(style_names))
+    refuse(406, "a figure's style is lines, bars or boxes, not " + style, j);
+  f.style = named->first;
+  f.group = j.value("group", std::string());
+  f.x_labels = j.value("x_labels", std::string());
+  f.log_x = j.value("log_x", false);
+  f.log_y = j.value("log_y", false);
+  if ((f.style == figure_style::bars && f.y.size() != 1) ||
+      (f.style == figure_style::boxes && f.y.size() != 5))
+    refuse(406,
+           style + " draw " + (f.style == figure_style::bars ? "one field" : "five fields") +
+               ", not " + std::to_string(f.y.size()),
+           j);
   const series *s = r.table(f.series);
   if (!s)
     refuse(403, "a figure draws the table '" + f.series + "', which is not there", j);
@@ -157,6 +196,9 @@ figure read_figure(const ojson &j, const record &r) {
   check(f.x);
   for (const auto &y : f.y)
     check(y);
+  for (const auto *by : {&f.group, &f.x_labels})
+    if (!by->empty())
+      check(*by);
   return f;
 }
 

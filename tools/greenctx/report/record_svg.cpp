@@ -1,4 +1,5 @@
-// The record's SVG: one line chart per figure, stacked under the title and the environment.
+// The record's SVG: one chart per figure (lines, bars or boxes), stacked under the title and the
+// environment.
 #include "report/record.hpp"
 #include "report/svg.hpp"
 
@@ -6,14 +7,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <map>
+#include <set>
 
 namespace greenctx::cli::report {
 namespace {
 
-constexpr const char *palette[] = {"#2c3e50", "#c0392b", "#2980b9",
-                                   "#27ae60", "#8e44ad", "#d35400"};
-constexpr double width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100;
+constexpr const char *palette[] = {"#2c3e50", "#c0392b", "#2980b9", "#27ae60",
+                                   "#8e44ad", "#d35400", "#16a085", "#7f8c8d",
+                                   "#e84393", "#34495e", "#f39c12", "#1abc9c"};
+// A line past the palette's colours is told apart by its dash.
+constexpr const char *dashes[] = {"", "7 4", "2 3"};
+constexpr double min_width = 820, left = 90, right = 200, panel_h = 240, panel_gap = 100;
+constexpr double row_h = 30;            // of a bar or box
+constexpr double legend_h = 18;         // of a line's label at the right
+constexpr double char_w = 6.9;          // of 13 px sans-serif, about
+constexpr std::size_t label_chars = 64; // of a bar's or box's label
 constexpr std::size_t line_chars =
     108; // of the heading's 13 px text across the width (0.55 em each)
 constexpr std::size_t title_chars = 76; // of its 17 px bold title
@@ -52,73 +63,251 @@ void wrap(const std::string &text, std::vector<std::string> &out, std::size_t ch
   out.push_back(text.substr(at));
 }
 
-// The rows of `s` where both x and y are numbers, by x.
-points numbers_of(const series &s, std::size_t x, std::size_t y) {
-  points out;
-  for (const auto &r : s.rows) {
-    const auto *vx = std::get_if<double>(&r.at(x));
-    const auto *vy = std::get_if<double>(&r.at(y));
-    if (vx && vy && std::isfinite(*vx) && std::isfinite(*vy))
-      out.emplace_back(*vx, *vy);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+const double *number(const cell &c) {
+  const auto *v = std::get_if<double>(&c);
+  return v && std::isfinite(*v) ? v : nullptr;
 }
 
-void draw(svg::document &doc, const record &r, const figure &f, double y0) {
+// An axis from lo to hi, linear or logarithmic, mapped onto 0..1.
+struct axis {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  bool log = false;
+
+  // Whether v can be drawn on it (a log axis has no place for 0 and below).
+  bool takes(double v) const { return std::isfinite(v) && (!log || v > 0); }
+  void add(double v) {
+    if (takes(v))
+      lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  bool empty() const { return !(hi >= lo); }
+  // Whole decades on a log axis (within the doubles); a range around a lone value.
+  void finish(bool from_zero) {
+    if (log) {
+      lo = std::pow(10, std::floor(std::log10(lo)));
+      hi = std::min(std::numeric_limits<double>::max(),
+                    std::max(lo * 10, std::pow(10, std::ceil(std::log10(hi)))));
+      return;
+    }
+    if (from_zero)
+      lo = std::min(lo, 0.0), hi = std::max(hi, 0.0);
+    if (hi == lo)
+      hi = lo + std::max(1.0, std::fabs(lo) * 0.1);
+  }
+  double at(double v) const {
+    return log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo))
+               : (v - lo) / (hi - lo);
+  }
+  // Where the ticks go: round steps, or on a log axis 1, 2 and 5 times each power of ten (only
+  // the powers over more than three decades, so that labels do not collide). At most max_ticks:
+  // a step lost in the rounding of large numbers would never end the loop.
+  std::vector<double> ticks(double count) const {
+    constexpr std::size_t max_ticks = 64;
+    std::vector<double> out;
+    if (log) {
+      const bool fine = std::log10(hi) - std::log10(lo) <= 3;
+      for (double d = std::log10(lo); d <= std::log10(hi) + 1e-9 && out.size() < max_ticks; ++d)
+        for (double m : {1.0, 2.0, 5.0})
+          if ((m == 1 || fine) && m * std::pow(10, d) <= hi * (1 + 1e-9))
+            out.push_back(m * std::pow(10, d));
+      return out;
+    }
+    const double step = nice_step(hi - lo, count);
+    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-9 && out.size() < max_ticks;
+         v += step)
+      out.push_back(v);
+    return out;
+  }
+};
+
+// A cell as the label of a row, a line or a tick.
+std::string label_of(const cell &c) {
+  if (const auto *v = std::get_if<double>(&c))
+    return fmt::format("{:g}", *v);
+  if (const auto *s = std::get_if<std::string>(&c))
+    return *s;
+  return "-";
+}
+
+// What a figure needs: its height, and for bars and boxes the room for the rows' labels.
+double height_of(const record &r, const figure &f) {
+  const series &s = *r.table(f.series);
+  if (f.style != figure_style::lines)
+    return std::max(2.0, static_cast<double>(s.rows.size())) * row_h;
+  std::size_t lines = f.y.size();
+  if (!f.group.empty()) {
+    std::set<std::string> groups;
+    for (const auto &row : s.rows)
+      groups.insert(label_of(row.at(s.index(f.group))));
+    lines *= std::max<std::size_t>(1, groups.size());
+  }
+  return std::max(panel_h, legend_h * static_cast<double>(lines) + 20);
+}
+
+double labels_width(const record &r, const figure &f) {
+  if (f.style == figure_style::lines)
+    return left;
+  const series &s = *r.table(f.series);
+  std::size_t longest = 0;
+  for (const auto &row : s.rows)
+    longest = std::max(longest, fitted(label_of(row.at(s.index(f.x))), label_chars).size());
+  return std::max(160.0, 30 + char_w * static_cast<double>(longest));
+}
+
+void rules_on(svg::document &doc, const figure &f, const axis &v, bool vertical, double from,
+              double to, const std::function<double(double)> &place) {
+  for (const auto &rule : f.rules)
+    if (const double *x = number(rule.value); x && v.takes(*x) && *x >= v.lo && *x <= v.hi) {
+      if (vertical) {
+        doc.line(place(*x), place(*x), from - 6, to, {"#e67e22", 1, "6 4"});
+        doc.text(place(*x) + 4, from - 8, rule.label, {"#e67e22", {}, 11});
+      } else {
+        doc.line(from, to, place(*x), place(*x), {"#e67e22", 0, "6 4"});
+        doc.text(to + 8, place(*x) + 4, rule.label, {"#e67e22", {}, 11});
+      }
+    }
+}
+
+// Lines: each y field (and each group) against x.
+void draw_lines(svg::document &doc, const record &r, const figure &f, double y0, double h,
+                double width) {
   const series &s = *r.table(f.series);
   const std::size_t xi = s.index(f.x);
-  std::vector<points> lines;
-  double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo;
-  double y_lo = f.y_from_zero ? 0 : x_lo, y_hi = -x_lo;
+  axis xa, ya;
+  xa.log = f.log_x, ya.log = f.log_y;
+  struct line {
+    std::string label;
+    points at;
+  };
+  std::vector<line> lines;
+  std::map<std::string, std::size_t> line_of;
+  std::map<double, std::string> x_names;
   for (const auto &key : f.y) {
-    lines.push_back(numbers_of(s, xi, s.index(key)));
-    for (const auto &[x, y] : lines.back()) {
-      x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x);
-      y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    const std::size_t yi = s.index(key);
+    for (const auto &row : s.rows) {
+      std::string label = s.fields[yi].header, group;
+      if (!f.group.empty()) {
+        group = label_of(row.at(s.index(f.group)));
+        label = f.y.size() == 1 ? group : group + " " + label;
+      }
+      const auto [it, added] = line_of.emplace(group + '\x1f' + key, lines.size());
+      if (added)
+        lines.push_back({label, {}});
+      const double *x = number(row.at(xi)), *y = number(row.at(yi));
+      if (!x || !y || !xa.takes(*x) || !ya.takes(*y))
+        continue;
+      lines[it->second].at.emplace_back(*x, *y);
+      xa.add(*x), ya.add(*y);
+      if (!f.x_labels.empty())
+        if (const auto *name = std::get_if<std::string>(&row.at(s.index(f.x_labels))))
+          x_names.emplace(*x, *name);
     }
   }
   for (const auto &rule : f.rules)
-    if (const auto *v = std::get_if<double>(&rule.value); v && std::isfinite(*v))
-      y_lo = std::min(y_lo, *v), y_hi = std::max(y_hi, *v);
+    if (const double *v = number(rule.value))
+      ya.add(*v);
   doc.panel_title(y0 - 24, fitted(f.title, panel_title_chars));
-  if (!(x_hi >= x_lo) || !(y_hi >= y_lo)) {
-    doc.text(left, y0 + panel_h / 2, "nothing measured to draw", {"#888"});
+  if (xa.empty() || ya.empty()) {
+    doc.text(left, y0 + h / 2, "nothing measured to draw", {"#888"});
     return;
   }
-  if (x_hi == x_lo)
-    x_lo -= 1, x_hi += 1;
-  if (y_hi == y_lo)
-    y_hi = y_lo + std::max(1.0, std::fabs(y_lo) * 0.1);
+  if (!xa.log && xa.hi == xa.lo)
+    xa.lo -= 1, xa.hi += 1;
+  xa.finish(false);
+  ya.finish(f.y_from_zero);
   const double plot_w = width - left - right;
-  const auto px = [&](double x) { return left + plot_w * (x - x_lo) / (x_hi - x_lo); };
-  const auto py = [&](double y) { return y0 + panel_h - panel_h * (y - y_lo) / (y_hi - y_lo); };
-  const double x_step = nice_step(x_hi - x_lo, 8), y_step = nice_step(y_hi - y_lo, 5);
-  for (double v = std::ceil(x_lo / x_step) * x_step; v <= x_hi + 1e-9; v += x_step)
-    doc.x_tick(px(v), y0, y0 + panel_h, y0 + panel_h + 16, fmt::format("{:g}", v));
-  for (double v = std::ceil(y_lo / y_step) * y_step; v <= y_hi + 1e-9; v += y_step)
+  const auto px = [&](double x) { return left + plot_w * xa.at(x); };
+  const auto py = [&](double y) { return y0 + h - h * ya.at(y); };
+  if (!x_names.empty())
+    for (const auto &[x, name] : x_names)
+      doc.x_tick(px(x), y0, y0 + h, y0 + h + 16, name);
+  else
+    for (double v : xa.ticks(8))
+      doc.x_tick(px(v), y0, y0 + h, y0 + h + 16, fmt::format("{:g}", v));
+  for (double v : ya.ticks(5))
     doc.y_tick(left, left + plot_w, py(v), fmt::format("{:g}", v));
   const field &xf = s.fields[xi];
-  doc.text(left + plot_w / 2, y0 + panel_h + 34,
-           xf.header + (xf.format.unit.empty() ? "" : " (" + xf.format.unit + ")"),
+  doc.text(left + plot_w / 2, y0 + h + 34,
+           xf.header + (xf.format.unit.empty() ? "" : " (" + xf.format.unit + ")") +
+               (xa.log ? ", log scale" : ""),
            {"#333", "middle"});
-  doc.text(20, y0 - 6, f.y_label, {"#555"});
-  if (f.mark)
-    doc.line(px(*f.mark), px(*f.mark), y0, y0 + panel_h, {"#27ae60", 2, "6 4"});
-  for (const auto &rule : f.rules)
-    if (const auto *v = std::get_if<double>(&rule.value); v && std::isfinite(*v)) {
-      doc.line(left, left + plot_w, py(*v), py(*v), {"#e67e22", 0, "6 4"});
-      doc.text(left + plot_w + 8, py(*v) + 4, rule.label, {"#e67e22", {}, 11});
-    }
+  doc.text(20, y0 - 6, f.y_label + (ya.log ? " (log scale)" : ""), {"#555"});
+  if (f.mark && xa.takes(*f.mark))
+    doc.line(px(*f.mark), px(*f.mark), y0, y0 + h, {"#27ae60", 2, "6 4"});
+  rules_on(doc, f, ya, false, left, left + plot_w, py);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const char *color = palette[i % std::size(palette)];
+    const char *dash = dashes[(i / std::size(palette)) % std::size(dashes)];
+    auto &pts = lines[i].at;
+    std::sort(pts.begin(), pts.end());
     points at;
-    for (const auto &[x, y] : lines[i])
+    for (const auto &[x, y] : pts)
       at.emplace_back(px(x), py(y));
-    doc.series(at, color);
-    const field &yf = s.fields[s.index(f.y[i])];
-    doc.text(left + plot_w + 8, y0 + 14 + 18 * static_cast<double>(i), yf.header, {color});
+    doc.series(at, color, dash);
+    const double ly = y0 + 14 + legend_h * static_cast<double>(i);
+    if (*dash) // a sample of the dash before the label
+      doc.line(left + plot_w + 8, left + plot_w + 26, ly - 4, ly - 4, {color, 2, dash});
+    doc.text(left + plot_w + (*dash ? 32 : 8), ly, fitted(lines[i].label, 24), {color});
   }
+}
+
+// Bars and boxes: a row of the chart per row of the table, the values along x.
+void draw_rows(svg::document &doc, const record &r, const figure &f, double y0, double h,
+               double width) {
+  const series &s = *r.table(f.series);
+  const std::size_t li = s.index(f.x);
+  std::vector<std::size_t> yi;
+  for (const auto &key : f.y)
+    yi.push_back(s.index(key));
+  axis va;
+  va.log = f.log_y;
+  for (const auto &row : s.rows)
+    for (std::size_t i : yi)
+      if (const double *v = number(row.at(i)))
+        va.add(*v);
+  for (const auto &rule : f.rules)
+    if (const double *v = number(rule.value))
+      va.add(*v);
+  doc.panel_title(y0 - 24, fitted(f.title, panel_title_chars));
+  if (va.empty()) {
+    doc.text(left, y0 + h / 2, "nothing measured to draw", {"#888"});
+    return;
+  }
+  va.finish(f.y_from_zero || f.style == figure_style::bars);
+  const double x0 = labels_width(r, f), plot_w = width - x0 - 80;
+  const auto px = [&](double v) { return x0 + plot_w * va.at(v); };
+  for (double v : va.ticks(6))
+    doc.x_tick(px(v), y0, y0 + h, y0 + h + 16, fmt::format("{:g}", v), "#ddd");
+  doc.text(x0 + plot_w / 2, y0 + h + 34, f.y_label + (va.log ? " (log scale)" : ""),
+           {"#333", "middle"});
+  const char *color = palette[2];
+  for (std::size_t row = 0; row < s.rows.size(); ++row) {
+    const auto &cells = s.rows[row];
+    const double y = y0 + row_h * static_cast<double>(row) + row_h / 2;
+    doc.text(x0 - 10, y + 4, fitted(label_of(cells.at(li)), label_chars), {{}, "end"});
+    std::vector<double> v;
+    for (std::size_t i : yi)
+      if (const double *x = number(cells.at(i)); x && va.takes(*x))
+        v.push_back(*x);
+    if (v.size() != yi.size()) {
+      doc.text(x0, y + 4, "-", {"#888"});
+      continue;
+    }
+    const field &last = s.fields[f.style == figure_style::bars ? yi[0] : yi[3]];
+    const double shown = f.style == figure_style::bars ? v[0] : v[3];
+    if (f.style == figure_style::bars) {
+      doc.rect(x0, y - 7, std::max(1.0, px(v[0]) - x0), 14, color, 0.6);
+    } else {
+      doc.line(px(v[0]), px(v[4]), y, y, {color});
+      doc.rect(px(v[1]), y - 7, std::max(1.0, px(v[3]) - px(v[1])), 14, color, 0.35, color);
+      doc.line(px(v[2]), px(v[2]), y - 7, y + 7, {color, 2});
+    }
+    const double end = f.style == figure_style::bars ? px(v[0]) : px(v[4]);
+    doc.text(std::min(end + 6, width - 70), y + 4,
+             (f.style == figure_style::boxes ? last.header + " " : std::string()) +
+                 show(shown, last.format, false),
+             {"#333", {}, 11});
+  }
+  rules_on(doc, f, va, true, y0, y0 + h, px);
 }
 
 } // namespace
@@ -131,13 +320,23 @@ std::string to_svg(const record &r) {
   if (!r.notes.empty())
     wrap(r.notes.back(), lines); // the conclusion (tune: the split to use)
   const double top = 60 + 18 * static_cast<double>(lines.size());
-  const double n = static_cast<double>(std::max<std::size_t>(1, r.figures.size()));
-  svg::document doc(width, top + n * (panel_h + panel_gap));
+  double width = min_width, height = top;
+  for (const auto &f : r.figures) {
+    width = std::max(width, labels_width(r, f) + 560);
+    height += height_of(r, f) + panel_gap;
+  }
+  if (r.figures.empty())
+    height += panel_h + panel_gap;
+  svg::document doc(width, height);
   doc.heading(title.front(), lines);
   double y = top + 24;
   for (const auto &f : r.figures) {
-    draw(doc, r, f, y);
-    y += panel_h + panel_gap;
+    const double h = height_of(r, f);
+    if (f.style == figure_style::lines)
+      draw_lines(doc, r, f, y, h, width);
+    else
+      draw_rows(doc, r, f, y, h, width);
+    y += h + panel_gap;
   }
   return doc.finish();
 }
