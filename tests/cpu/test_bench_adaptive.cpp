@@ -1,14 +1,23 @@
-// greenctx bench --adaptive without a GPU: option lists, validation under the options' names, and
-// the reports on synthetic results (pure code). The policies, their schedule and the verdicts are
-// the library's: tests/cpu/test_adaptive.cpp.
+// greenctx bench --adaptive without a GPU: option lists, validation under the options' names, the
+// record on synthetic results and the run saved before the record converted (pure code). The
+// policies, their schedule and the verdicts are the library's: tests/cpu/test_adaptive.cpp.
 #include "bench/adaptive.hpp"
+#include "bench/report.hpp"
+#include "saved_results.hpp"
+#include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
 namespace greenctx::cli::bench::adaptive {
 namespace {
+
+using greenctx_test::contains;
 
 std::string message_of(const std::function<void()> &f) {
   try {
@@ -110,45 +119,95 @@ results synthetic() {
   return r;
 }
 
-TEST(AdaptiveReport, MarkdownRowsAndTargets) {
+TEST(AdaptiveReport, RecordRowsAndTargets) {
   nlohmann::json env{{"gpu", "Synthetic GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
-  const std::string md = markdown(synthetic(), env);
-  EXPECT_NE(md.find("Synthetic GPU (132 SMs)"), std::string::npos) << md;
-  EXPECT_NE(md.find("one green context"), std::string::npos);
-  EXPECT_NE(md.find("1.125"), std::string::npos) << md;
-  EXPECT_NE(md.find("NO (background)"), std::string::npos) << md;
-  EXPECT_NE(md.find("NO (isolation)"), std::string::npos) << md;
-  EXPECT_NE(md.find("2100.0"), std::string::npos) << md; // 2.1e12 B/s in GB/s
-  EXPECT_NE(md.find("1200.0 GB/s on 16 SMs"), std::string::npos) << md;
+  const report::record rec = adaptive_record(synthetic(), env);
+  EXPECT_EQ(rec.kind, "bench-adaptive");
+  const std::string text = report::to_text(rec);
+  EXPECT_TRUE(contains(text, "GPU Synthetic GPU")) << text;
+  EXPECT_TRUE(contains(text, "one green context")) << text;
+  EXPECT_TRUE(contains(text, "1.125")) << text;
+  EXPECT_TRUE(contains(text, "NO (background)")) << text;
+  EXPECT_TRUE(contains(text, "NO (isolation)")) << text;
+  EXPECT_TRUE(contains(text, "2100.0")) << text; // 2.1e12 B/s in GB/s
+  EXPECT_TRUE(contains(text, "1200.0 GB/s on 16 SMs")) << text;
+  // Neither adaptive configuration meets both targets (static's verdict does not count).
+  EXPECT_TRUE(contains(text, "targets: no adaptive configuration meets both")) << text;
+  EXPECT_FALSE(bench::targets_met(rec));
+  const report::series &c = *rec.table("configurations");
+  ASSERT_EQ(c.rows.size(), 4u);
+  EXPECT_EQ(c.rows[0][c.index("met")], report::cell{}); // alone: no background, no verdict
+  EXPECT_EQ(c.rows[1][c.index("met")], report::cell{std::string("NO (isolation)")});
+  EXPECT_NEAR(std::get<double>(c.rows[2][c.index("of_static")]), 0.6, 1e-12);
+}
+
+TEST(AdaptiveReport, AnAdaptiveConfigurationMeetingBothMeetsTheTargets) {
+  results r = synthetic();
+  r.configurations[3].critical = series(40, 540); // isolation 1.125, background 0.9
+  const report::record rec = adaptive_record(r, {});
+  EXPECT_TRUE(bench::targets_met(rec));
+  EXPECT_EQ(rec.find("met_by")->value, report::cell{std::string("adaptive-64-lead")});
 }
 
 TEST(AdaptiveReport, JsonRoundTripAndCsv) {
   nlohmann::json env{{"gpu", "Synthetic GPU"}, {"command", "greenctx bench --adaptive"}};
-  const results r = synthetic();
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_EQ(j.at("environment").at("command"), "greenctx bench --adaptive");
-  EXPECT_EQ(j.at("targets").size(), 3u);
-  EXPECT_EQ(j.at("targets")[1].at("met"), false);
-  const results back = from_json(nlohmann::json::parse(j.dump()));
-  ASSERT_EQ(back.configurations.size(), r.configurations.size());
-  EXPECT_EQ(back.cfg.shrink_to, r.cfg.shrink_to);
-  EXPECT_EQ(back.cfg.policies, r.cfg.policies);
-  EXPECT_EQ(back.narrow_sms_obtained, r.narrow_sms_obtained);
-  EXPECT_EQ(to_json(back, env).dump(), j.dump());
-  nlohmann::json other = j;
-  other["config"].erase("mode");
-  EXPECT_THROW(from_json(other), nlohmann::json::exception);
-  const std::string csv = to_csv(r);
-  EXPECT_EQ(csv.rfind("configuration,sample,host_us,gpu_us\n", 0), 0u);
-  EXPECT_NE(csv.find("adaptive-64-lead,99,1040.000,38.000"), std::string::npos);
+  results r = synthetic();
+  r.configurations[2].wait_us = {1.5, 2.5};
+  const report::record rec = adaptive_record(r, env);
+  const auto j = report::to_json(rec);
+  EXPECT_EQ(j["kind"], "greenctx.bench-adaptive");
+  EXPECT_EQ(j["environment"]["command"]["value"], "greenctx bench --adaptive");
+  EXPECT_EQ(j["tables"]["configurations"]["rows"].size(), 4u);
+  EXPECT_EQ(j["tables"]["waits"]["rows"].size(), 2u);
+  EXPECT_EQ(j["tables"]["waits"]["rows"][1]["wait_us"], 2.5);
+  EXPECT_EQ(j["tables"]["background"]["rows"].size(), 3u + 3u); // alone on 3 partitions, 3 runs
+  const report::record back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_json(back), j);
+  const std::string csv = report::to_csv(rec);
+  EXPECT_EQ(csv.rfind("configuration,sample,host_us,gpu_us\n", 0), 0u) << csv.substr(0, 80);
+  EXPECT_TRUE(contains(csv, "\nadaptive-64-lead,99,1040,38\n"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 4 * 100);
 }
 
 TEST(AdaptiveReport, SvgMarksTargets) {
-  const std::string svg = to_svg(synthetic(), nlohmann::json{{"gpu", "G"}});
+  const std::string svg =
+      report::to_svg(adaptive_record(synthetic(), nlohmann::json{{"gpu", "G"}}));
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  EXPECT_NE(svg.find("adaptive-64-lead"), std::string::npos);
-  EXPECT_NE(svg.find("1.125"), std::string::npos);
-  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_TRUE(contains(svg, "adaptive-64-lead"));
+  EXPECT_TRUE(contains(svg, "1.125"));
+  EXPECT_TRUE(contains(svg, "target 1.2"));
+  EXPECT_TRUE(contains(svg, "target 0.8"));
+  EXPECT_TRUE(contains(svg, "</svg>"));
+}
+
+// The --adaptive run of the H200 saved before the record, converted: every configuration and
+// sample, the verdicts as that run's JSON gave them.
+TEST(AdaptiveReport, SavedFileIsConverted) {
+  const nlohmann::json j =
+      greenctx_test::saved_result("2026-12-01-h200/pool-repartition/pool-adaptive-bench.json");
+  const report::record rec = adaptive_record(from_json(j), j.at("environment"));
+  const report::series &c = *rec.table("configurations");
+  ASSERT_EQ(c.rows.size(), j["configurations"].size());
+  std::size_t samples = 0;
+  for (std::size_t i = 0; i < c.rows.size(); ++i) {
+    const auto &saved = j["configurations"][i];
+    samples += saved["critical"]["samples"]["host_us"].size();
+    EXPECT_DOUBLE_EQ(std::get<double>(c.rows[i][c.index("host_p99_us")]),
+                     saved["critical"]["host_us"]["p99"].get<double>());
+  }
+  EXPECT_EQ(rec.table("samples")->rows.size(), samples);
+  std::size_t verdicts = 0;
+  for (const auto &t : j["targets"]) {
+    const auto row = std::find_if(c.rows.begin(), c.rows.end(), [&](const auto &x) {
+      return x[c.index("name")] == report::cell{t["name"].get<std::string>()};
+    });
+    ASSERT_NE(row, c.rows.end()) << t["name"];
+    EXPECT_DOUBLE_EQ(std::get<double>((*row)[c.index("isolation")]), t["isolation"].get<double>());
+    EXPECT_EQ(std::get<std::string>((*row)[c.index("met")]) == "yes", t["met"].get<bool>());
+    ++verdicts;
+  }
+  EXPECT_EQ(verdicts, c.rows.size() - 1); // all but alone
+  EXPECT_TRUE(bench::targets_met(rec));
 }
 
 } // namespace

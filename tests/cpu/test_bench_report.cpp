@@ -1,5 +1,8 @@
-// The bench report on synthetic results: targets, markdown, CSV and SVG (pure code).
+// The bench (latency) report on synthetic results: the targets, the record in every format, and
+// the files saved before the record converted to it (pure code).
 #include "bench/report.hpp"
+#include "saved_results.hpp"
+#include "text_checks.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +12,9 @@
 
 namespace greenctx::cli::bench {
 namespace {
+
+using greenctx_test::contains;
+using greenctx_test::saved_result;
 
 critical_stats series(double base, std::size_t n = 100) {
   critical_stats c;
@@ -44,6 +50,8 @@ results synthetic(double green_p99_base, double background_work) {
   return r;
 }
 
+const nlohmann::json env{{"gpu", "Test GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
+
 const target &named(const std::vector<target> &t, const std::string &name) {
   return *std::find_if(t.begin(), t.end(), [&](const target &x) { return x.name == name; });
 }
@@ -55,12 +63,22 @@ TEST(BenchReport, TargetsMetWhenGreenMatchesAloneAndKeepsItsShare) {
   EXPECT_TRUE(named(t, "green_vs_priority").met());
   EXPECT_NEAR(named(t, "background_share").value, 870.0 / 1000 / (116.0 / 132), 1e-9);
   EXPECT_TRUE(named(t, "background_share").met());
+  EXPECT_TRUE(targets_met(bench_record(synthetic(30, 870), env)));
 }
 
 TEST(BenchReport, TargetsMissedAreReportedAsMissed) {
   const auto t = evaluate_targets(synthetic(40, 700));
   EXPECT_FALSE(named(t, "isolation").met()) << named(t, "isolation").value;
   EXPECT_FALSE(named(t, "background_share").met());
+  const report::record rec = bench_record(synthetic(40, 700), env);
+  EXPECT_FALSE(targets_met(rec));
+  const report::series &targets = *rec.table("targets");
+  ASSERT_EQ(targets.rows.size(), 3u);
+  EXPECT_EQ(targets.rows[0][targets.index("met")], report::cell{std::string("NO")});
+  EXPECT_EQ(targets.rows[1][targets.index("met")], report::cell{std::string("yes")});
+  const std::string text = report::to_text(rec);
+  EXPECT_TRUE(contains(text, "every target met: no")) << text;
+  EXPECT_TRUE(contains(text, "targets: NOT met: isolation, background_share")) << text;
 }
 
 TEST(BenchReport, MissingPlacementsMakeTargetsUnavailableNotMet) {
@@ -70,61 +88,116 @@ TEST(BenchReport, MissingPlacementsMakeTargetsUnavailableNotMet) {
     EXPECT_FALSE(t.available) << t.name;
     EXPECT_FALSE(t.met()) << t.name;
   }
+  const report::record rec = bench_record(r, env);
+  EXPECT_FALSE(targets_met(rec));
+  const report::series &targets = *rec.table("targets");
+  for (const auto &row : targets.rows) {
+    EXPECT_EQ(row[targets.index("met")], report::cell{std::string("n/a")});
+    EXPECT_EQ(row[targets.index("value")], report::cell{});
+  }
 }
 
-TEST(BenchReport, MarkdownCsvJsonAndSvgCarryEveryPlacement) {
-  const results r = synthetic(31, 860);
-  const nlohmann::json env{{"gpu", "Test GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
-  const std::string md = markdown(r, env);
-  for (const auto &p : r.placements)
-    EXPECT_NE(md.find(p.description), std::string::npos) << p.name;
-  EXPECT_NE(md.find("| isolation |"), std::string::npos);
+TEST(BenchReport, RecordCarriesEveryPlacementAndEverySample) {
+  const report::record rec = bench_record(synthetic(31, 860), env);
+  EXPECT_EQ(rec.kind, "bench");
+  EXPECT_EQ(rec.schema, 2);
+  const std::string text = report::to_text(rec);
+  const report::series &placements = *rec.table("placements");
+  ASSERT_EQ(placements.rows.size(), 6u);
+  for (const auto &row : placements.rows)
+    EXPECT_TRUE(contains(text, std::get<std::string>(row[placements.index("description")])));
+  // 30..39 ten times: p99 of 100 is 39, the noise 100 x stdev / mean.
+  EXPECT_EQ(placements.rows[0][placements.index("host_p99_us")], report::cell{39.0});
+  EXPECT_EQ(placements.rows[0][placements.index("background_rate")], report::cell{});
+  EXPECT_EQ(placements.rows[2][placements.index("of_full")], report::cell{1.0});
+  EXPECT_TRUE(contains(text, "isolation")) << text;
+  EXPECT_TRUE(contains(text, "background alone on its 116 SMs: 870 blocks/s")) << text;
 
-  const std::string csv = to_csv(r);
+  // The raw samples: the CSV as before (placement,sample,host_us,gpu_us,start_delay_us), not
+  // listed in the text, named with their count in markdown.
+  const std::string csv = report::to_csv(rec);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 6 * 100);
-  EXPECT_EQ(csv.rfind("placement,sample,host_us,gpu_us,start_delay_us\n", 0), 0u);
+  EXPECT_EQ(csv.rfind("placement,sample,host_us,gpu_us,start_delay_us\n", 0), 0u) << csv;
+  EXPECT_TRUE(contains(csv, "\ngreen,99,40,35,3\n")) << csv.substr(0, 200);
+  EXPECT_FALSE(contains(text, "green,99"));
+  EXPECT_TRUE(
+      contains(report::to_markdown(rec), "600 rows (samples), in the JSON file and the CSV"));
 
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_EQ(j["placements"].size(), 6u);
-  EXPECT_EQ(j["placements"][0]["critical"]["samples"]["host_us"].size(), 100u);
-  EXPECT_EQ(j["environment"]["gpu"], "Test GPU");
-  EXPECT_EQ(j["targets"].size(), 3u);
+  const auto j = report::to_json(rec);
+  EXPECT_EQ(j["tables"]["samples"]["rows"].size(), 600u);
+  EXPECT_EQ(j["tables"]["samples"]["raw"], true);
+  EXPECT_EQ(j["values"]["targets_met"]["value"], "yes"); // isolation 40 / 39
+  const report::record back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_json(back), j);
+  EXPECT_EQ(report::to_text(back), text);
+  EXPECT_EQ(report::to_csv(back), csv);
+}
 
-  const std::string svg = to_svg(r, env);
+TEST(BenchReport, SvgDrawsTheDistributionsAndTheBackground) {
+  const std::string svg = report::to_svg(bench_record(synthetic(31, 860), env));
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
-  EXPECT_NE(svg.find("TRAP &lt;&amp;&gt;"), std::string::npos) << "text is not escaped";
-  EXPECT_EQ(svg.find("TRAP <&>"), std::string::npos);
+  EXPECT_TRUE(contains(svg, "TRAP &lt;&amp;&gt;")) << "text is not escaped";
+  EXPECT_FALSE(contains(svg, "TRAP <&>"));
+  EXPECT_TRUE(contains(svg, "log scale"));
+  EXPECT_TRUE(contains(svg, "p99 39.0")); // each box labelled with its p99
+  EXPECT_TRUE(contains(svg, "SM share"));
   if (const char *out = std::getenv("GREENCTX_TEST_SVG")) // for looking at the picture by hand
     std::ofstream(out) << svg;
 }
 
-} // namespace
-} // namespace greenctx::cli::bench
+// A run of the H200 saved with schema 1, converted: every placement, every sample, the targets.
+TEST(BenchReport, SavedFilesOfSchemaOneAreConverted) {
+  const nlohmann::json j = saved_result("2026-12-02-h200-eleventh/bench-spin-kernel.json");
+  const report::record rec = bench_record(from_json(j), j.at("environment"));
+  const report::series &placements = *rec.table("placements");
+  ASSERT_EQ(placements.rows.size(), j["placements"].size());
+  EXPECT_EQ(rec.table("samples")->rows.size(), 7u * 1000);
+  for (std::size_t i = 0; i < placements.rows.size(); ++i) {
+    const auto &host = j["placements"][i]["critical"]["host_us"];
+    for (const char *p : {"p50", "p90", "p99", "max"})
+      EXPECT_DOUBLE_EQ(
+          std::get<double>(placements.rows[i][placements.index(std::string("host_") + p + "_us")]),
+          host[p].get<double>())
+          << i << " " << p;
+  }
+  const report::series &targets = *rec.table("targets");
+  for (std::size_t i = 0; i < targets.rows.size(); ++i) {
+    EXPECT_DOUBLE_EQ(std::get<double>(targets.rows[i][targets.index("value")]),
+                     j["targets"][i]["value"].get<double>());
+    EXPECT_EQ(targets.rows[i][targets.index("met")],
+              report::cell{std::string(j["targets"][i]["met"].get<bool>() ? "yes" : "NO")});
+  }
+  EXPECT_FALSE(targets_met(rec)); // isolation 1.094 against 1.05
+  const report::quantity *full = rec.find("background_alone_full");
+  ASSERT_NE(full, nullptr);
+  EXPECT_DOUBLE_EQ(std::get<double>(full->value),
+                   j["background"]["alone_full"]["rate_display"].get<double>());
+  const report::quantity *gpu = rec.find("gpu");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->value, report::cell{std::string("NVIDIA H200")});
+}
 
-namespace greenctx::cli::bench {
-namespace {
-
-TEST(BenchReport, SavedJsonReadsBackToTheSameReport) {
-  results r = synthetic(31, 860);
-  r.cfg.rounds = 7;
-  const nlohmann::json env{{"gpu", "Test GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
-  const results back = from_json(to_json(r, env));
-  EXPECT_EQ(markdown(back, env), markdown(r, env));
-  EXPECT_EQ(to_csv(back), to_csv(r));
-  EXPECT_EQ(back.cfg.rounds, 7u);
-  EXPECT_THROW(from_json(nlohmann::json{{"config", 1}}), nlohmann::json::exception);
+// A run saved before files had a kind, schema or rounds: read with one round.
+TEST(BenchReport, SavedFilesWithoutASchemaAreConverted) {
+  const nlohmann::json j = saved_result("2026-11-29-h200/bench/bench-spin-kernel.json");
+  ASSERT_FALSE(j.contains("schema"));
+  const report::record rec = bench_record(from_json(j), j.at("environment"));
+  EXPECT_EQ(rec.table("placements")->rows.size(), j["placements"].size());
+  EXPECT_TRUE(contains(report::to_text(rec), "targets:")) << report::to_text(rec);
 }
 
 TEST(BenchReport, SavedCountsThatAreNotCountsAreRefused) {
-  const nlohmann::json saved = to_json(synthetic(31, 860), nlohmann::json::object());
+  const nlohmann::json good = saved_result("2026-11-29-h200/rounds/bench-spin-kernel-1.json");
+  EXPECT_NO_THROW(from_json(good));
   for (const nlohmann::json bad :
        {nlohmann::json(1.44e75), nlohmann::json(-1), nlohmann::json(8.5)})
     for (const char *field : {"critical_sms", "rounds"}) {
-      nlohmann::json j = saved;
+      nlohmann::json j = good;
       j["config"][field] = bad;
       EXPECT_THROW(from_json(j), nlohmann::json::exception) << field << " = " << bad;
     }
+  EXPECT_THROW(from_json(nlohmann::json{{"config", 1}}), nlohmann::json::exception);
 }
 
 } // namespace

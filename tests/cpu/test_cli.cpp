@@ -822,12 +822,12 @@ TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
   const auto r = run_cli(
       {"bench", "--from", results_dir + "/rounds/bench-spin-kernel-1.json", "--check-targets"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
-  EXPECT_TRUE(contains(r.out, "| isolation |")) << r;
-  EXPECT_TRUE(contains(r.out, "0.935")) << r;
+  EXPECT_TRUE(contains(r.out, "every target met: yes")) << r;
+  EXPECT_TRUE(contains(r.out, "0.935  <=   1.05  yes")) << r; // isolation
 }
 
-// A synthetic --adaptive run saved and re-reported without a GPU: --check-targets passes only when
-// an adaptive configuration meets both targets; a plain bench file is refused.
+// A synthetic --adaptive run saved (its record) and re-reported without a GPU: --check-targets
+// passes only when an adaptive configuration meets both targets; a plain bench file is refused.
 std::string saved_adaptive_run(const std::filesystem::path &dir, double adaptive_spike_us) {
   namespace ad = greenctx::cli::bench::adaptive;
   const auto series = [](double spike) {
@@ -836,6 +836,8 @@ std::string saved_adaptive_run(const std::filesystem::path &dir, double adaptive
       c.host_us.push_back(i == 99 ? spike : 40);
       c.gpu_us.push_back(38);
     }
+    c.host = greenctx::measure::summarize(c.host_us);
+    c.gpu = greenctx::measure::summarize(c.gpu_us);
     return c;
   };
   ad::results r;
@@ -861,7 +863,8 @@ std::string saved_adaptive_run(const std::filesystem::path &dir, double adaptive
                        greenctx::cli::bench::background_rate{3.0e12, 1},
                        {}}};
   const auto path = dir / ("adaptive-" + std::to_string(adaptive_spike_us) + ".json");
-  std::ofstream(path) << ad::to_json(r, {{"gpu", "Synthetic"}}).dump();
+  std::ofstream(path)
+      << greenctx::cli::report::to_json(ad::adaptive_record(r, {{"gpu", "Synthetic"}})).dump();
   return path.string();
 }
 
@@ -881,6 +884,12 @@ TEST(Cli, AdaptiveBenchFromASavedRun) {
   r = run_cli({"bench", "--adaptive", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
   expect_error(r, exit_usage);
   EXPECT_TRUE(contains(r.err, "mode")) << r;
+  // The H200's run saved before the record: converted, and some adaptive configuration met both.
+  r = run_cli({"bench", "adaptive", "--from",
+               results_dir + "/../2026-12-01-h200/pool-repartition/pool-adaptive-bench.json",
+               "--check-targets"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "targets: both met by adaptive-8-reactive, adaptive-16-lead")) << r;
 }
 
 // `--json -` prints the document (with its kind and schema) instead of the report; `--json FILE`
@@ -892,7 +901,7 @@ TEST(Cli, SavedRunsAreDocumentsOfOneKind) {
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   const nlohmann::json j = nlohmann::json::parse(r.out); // stdout is the JSON alone
   EXPECT_EQ(j["kind"], "greenctx.bench-adaptive");
-  EXPECT_EQ(j["schema"], greenctx::cli::report_schema);
+  EXPECT_EQ(j["schema"], 2); // the record's
   const std::string again = (dir.path / "again.json").string();
   r = run_cli({"bench", "--adaptive", "--from", saved, "--json", again});
   EXPECT_EQ(r.exit_code, exit_ok) << r;

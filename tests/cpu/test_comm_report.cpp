@@ -1,6 +1,9 @@
 // greenctx bench --comm without a GPU: the --sizes and --comm-sms lists, the modes, the bus
-// bandwidth, the answers and the report on synthetic samples (pure code).
+// bandwidth, the answers and the record on synthetic samples, and the runs saved before the record
+// converted (pure code).
 #include "bench/comm.hpp"
+#include "saved_results.hpp"
+#include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>
 
@@ -16,6 +19,9 @@
 
 namespace greenctx::cli::bench::comm {
 namespace {
+
+using greenctx_test::contains;
+using greenctx_test::saved_result;
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
@@ -192,33 +198,58 @@ TEST(CommAnswers, NoKWithinToleranceSaysSo) {
   EXPECT_NE(a[1].text.find("no k measured"), std::string::npos) << a[1].text;
 }
 
-TEST(CommReport, MarkdownJsonCsvAndSvg) {
+const nlohmann::json h200 = {{"gpu", "NVIDIA H200"},
+                             {"driver_version", "13.0"},
+                             {"nccl_version", "2.27.3"},
+                             {"date", "2026-12-01T00:00:00Z"}};
+
+TEST(CommReport, RecordInEveryFormat) {
   const results r = synthetic();
-  const nlohmann::json env = {{"gpu", "NVIDIA H200"},
-                              {"driver_version", "13.0"},
-                              {"nccl_version", "2.27.3"},
-                              {"date", "2026-12-01T00:00:00Z"}};
-  const std::string md = markdown(r, env);
-  EXPECT_NE(md.find("## 256 MiB"), std::string::npos) << md;
-  EXPECT_NE(md.find("green-16"), std::string::npos) << md;
-  EXPECT_NE(md.find("How many SMs the all-reduce needs"), std::string::npos) << md;
-  EXPECT_NE(md.find("16 SMs suffice"), std::string::npos) << md;
+  const report::record rec = comm_record(r, h200);
+  EXPECT_EQ(rec.kind, "bench-comm");
+  const std::string text = report::to_text(rec);
+  EXPECT_TRUE(contains(text, "256 MiB")) << text;
+  EXPECT_TRUE(contains(text, "green-16")) << text;
+  EXPECT_TRUE(contains(text, "How many SMs the all-reduce needs")) << text;
+  EXPECT_TRUE(contains(text, "16 SMs suffice")) << text;
+  EXPECT_TRUE(contains(text, "answers: 1 MiB: 8 SMs, 256 MiB: 16 SMs")) << text;
+  EXPECT_TRUE(contains(text, "NCCL 2.27.3")) << text;
+  // One row per mode and size: p50 (us + 2), bus bandwidth, what the GEMM kept of its 600.
+  const report::series &points = *rec.table("points");
+  ASSERT_EQ(points.rows.size(), r.points.size());
+  const auto &green16 = points.rows[11]; // 256 MiB, green-16: 2150 + (0..4)
+  EXPECT_EQ(green16[points.index("mode")], report::cell{std::string("green-16")});
+  EXPECT_EQ(green16[points.index("p50_us")], report::cell{2152.0});
+  EXPECT_EQ(green16[points.index("p99_us")], report::cell{2154.0});
+  EXPECT_DOUBLE_EQ(std::get<double>(green16[points.index("busbw_gbs")]),
+                   bus_bandwidth_gbs(256 * MiB, 2152, 2));
+  EXPECT_DOUBLE_EQ(std::get<double>(green16[points.index("gemm_kept")]), 100 * 560.0 / 600);
+  EXPECT_EQ(points.rows[0][points.index("gemm_tflops")], report::cell{}); // alone: no GEMM
 
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_EQ(j["answers"].size(), 2u);
-  const results back = from_json(j);
-  EXPECT_EQ(back.points.size(), r.points.size());
-  EXPECT_EQ(back.points[3].m, r.points[3].m);
-  EXPECT_EQ(back.points[3].allreduce_us, r.points[3].allreduce_us);
-  EXPECT_EQ(markdown(back, env), md);
+  const auto j = report::to_json(rec);
+  EXPECT_EQ(j["tables"]["answers"]["rows"].size(), 2u);
+  EXPECT_EQ(j["tables"]["answers"]["rows"][1]["k"], 16);
+  EXPECT_EQ(j["tables"]["samples"]["rows"].size(), r.points.size() * 50);
+  EXPECT_EQ(j["tables"]["partitions"]["rows"].size(), 2u * 3 * 2); // 2 GPUs, green-8..32, 2 sizes
+  EXPECT_EQ(j["tables"]["partitions"]["rows"][1]["gpu"], 1);
+  const report::record back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_json(back), j);
+  EXPECT_EQ(report::to_text(back), text);
 
-  const std::string csv = to_csv(r);
+  const std::string csv = report::to_csv(rec);
   EXPECT_EQ(static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')),
             r.points.size() + 1);
-  const std::string svg = to_svg(r, env);
+  EXPECT_EQ(csv.rfind("size,bytes,mode,comm_sms,samples,p50_us,p99_us,busbw_gbs,gemm_tflops,"
+                      "gemm_kept,confined,failure\n",
+                      0),
+            0u)
+      << csv;
+  const std::string svg = report::to_svg(rec);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
-  EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  EXPECT_NE(svg.find("max-ctas-8"), std::string::npos);
+  EXPECT_TRUE(contains(svg, "</svg>"));
+  EXPECT_TRUE(contains(svg, "max-ctas-8"));
+  EXPECT_TRUE(contains(svg, "256 MiB")); // the sizes label the x axis
+  EXPECT_TRUE(contains(svg, "GEMM alone"));
 }
 
 // A partitioned mode whose all-reduce ran outside its SMs (the confinement check) is no answer
@@ -233,74 +264,112 @@ TEST(CommAnswers, ModesThatRanOutsideTheirPartitionAreNoAnswer) {
   const auto a = answers(r);
   ASSERT_TRUE(a[0].k);
   EXPECT_EQ(*a[0].k, 16u); // 8 would qualify at 1 MiB, but its all-reduce was not on its 8 SMs
-  const std::string md = markdown(r, {});
-  EXPECT_NE(md.find("Does the all-reduce stay on its k SMs?"), std::string::npos) << md;
-  EXPECT_NE(md.find("- green-8: NOT confined: ran on other SMs"), std::string::npos) << md;
-  EXPECT_NE(md.find("- green-16: confined: waited"), std::string::npos) << md;
-  EXPECT_NE(md.find("8 (NOT confined)"), std::string::npos) << md;
-  EXPECT_NE(to_csv(r).find(",no,"), std::string::npos);
+  const std::string text = report::to_text(comm_record(r, {}));
+  EXPECT_TRUE(contains(text, "does the all-reduce stay on its k SMs?")) << text;
+  EXPECT_TRUE(contains(text, "green-8   no        NOT confined: ran on other SMs")) << text;
+  EXPECT_TRUE(contains(text, "green-16  yes       confined: waited")) << text;
+  EXPECT_TRUE(contains(text, "8 (NOT confined)")) << text;
+  EXPECT_TRUE(contains(report::to_csv(comm_record(r, {})), ",no,"));
+}
 
-  nlohmann::json j = to_json(r, {});
-  const results back = from_json(j);
-  EXPECT_EQ(back.points[3].confined, r.points[3].confined);
-  EXPECT_EQ(back.points[3].confinement, r.points[3].confinement);
-  EXPECT_FALSE(back.points[0].confined); // alone: never checked
-  // A file from before the check has no "confined": read as not known.
-  for (auto &q : j["points"]) {
-    q.erase("confined");
-    q.erase("confinement");
+// The two-GPU sweep of the H200 saved before the record, converted: every point's p50, p99 and
+// bus bandwidth and every answer as that run's JSON gave them, every sample kept.
+TEST(CommReport, SavedFilesAreConverted) {
+  const nlohmann::json j = saved_result("2026-12-01-h200x2/bench-comm.json");
+  const report::record rec = comm_record(from_json(j), j.at("environment"));
+  const report::series &points = *rec.table("points");
+  ASSERT_EQ(points.rows.size(), j["points"].size());
+  std::size_t samples = 0;
+  for (std::size_t i = 0; i < points.rows.size(); ++i) {
+    const auto &q = j["points"][i];
+    samples += q["allreduce_us"].size();
+    EXPECT_EQ(points.rows[i][points.index("mode")], report::cell{q["mode"].get<std::string>()});
+    for (const char *f : {"p50_us", "p99_us", "busbw_gbs"})
+      EXPECT_DOUBLE_EQ(std::get<double>(points.rows[i][points.index(f)]), q[f].get<double>())
+          << i << " " << f;
   }
-  EXPECT_FALSE(from_json(j).points[3].confined.has_value());
+  EXPECT_EQ(rec.table("samples")->rows.size(), samples);
+  const report::series &answers = *rec.table("answers");
+  ASSERT_EQ(answers.rows.size(), j["answers"].size());
+  for (std::size_t i = 0; i < answers.rows.size(); ++i) {
+    EXPECT_EQ(answers.rows[i][answers.index("k")],
+              report::cell{j["answers"][i]["k"].get<double>()});
+    EXPECT_EQ(answers.rows[i][answers.index("best_mode")],
+              report::cell{j["answers"][i]["best_mode"].get<std::string>()});
+    EXPECT_EQ(answers.rows[i][answers.index("answer")],
+              report::cell{j["answers"][i]["text"].get<std::string>()});
+  }
+  // A one-GPU test run saved before the confinement check: its partitions are of no known
+  // confinement.
+  const nlohmann::json old = saved_result("2026-12-01-h200/comm-one-gpu-pipeline/"
+                                          "run1-cdfab91-bench-comm-one-gpu-cold-gemm.json");
+  const results back = from_json(old);
+  for (const auto &p : back.points)
+    EXPECT_FALSE(p.confined.has_value()) << p.m.name();
+  EXPECT_TRUE(
+      contains(report::to_text(comm_record(back, old.at("environment"))), "One-GPU test run"));
+  EXPECT_THROW(from_json(nlohmann::json{{"gpus", 2}}), nlohmann::json::exception);
 }
 
 // GREENCTX_COMM_ONE_GPU_TEST runs (the tool's own GPU check on one GPU) say in every report that
 // their numbers answer nothing; an ordinary run's reports do not.
-TEST(CommReport, OneGpuTestRunsSaySoInMarkdownAndSvg) {
+TEST(CommReport, OneGpuTestRunsSaySoInTextAndSvg) {
   const results r = synthetic();
   const nlohmann::json plain = {{"gpu", "NVIDIA H200"}};
   nlohmann::json test = plain;
   test["one_gpu_test"] = true;
-  EXPECT_EQ(markdown(r, plain).find("One-GPU test run"), std::string::npos);
-  EXPECT_EQ(to_svg(r, plain).find("ONE-GPU TEST RUN"), std::string::npos);
-  EXPECT_NE(markdown(r, test).find("One-GPU test run"), std::string::npos);
-  EXPECT_NE(to_svg(r, test).find("ONE-GPU TEST RUN"), std::string::npos);
-  EXPECT_EQ(to_json(r, test)["environment"]["one_gpu_test"], true);
+  test["one_gpu_test_operation"] = "one-rank mean";
+  EXPECT_FALSE(contains(report::to_text(comm_record(r, plain)), "One-GPU test run"));
+  EXPECT_FALSE(contains(report::to_svg(comm_record(r, plain)), "ONE-GPU TEST RUN"));
+  const report::record rec = comm_record(r, test);
+  EXPECT_TRUE(contains(report::to_text(rec), "One-GPU test run"));
+  EXPECT_TRUE(contains(report::to_text(rec), "(operation: one-rank mean)"));
+  EXPECT_TRUE(contains(report::to_markdown(rec), "One-GPU test run"));
+  EXPECT_TRUE(contains(report::to_svg(rec), "ONE-GPU TEST RUN"));
+  EXPECT_EQ(report::to_json(rec)["environment"]["one_gpu_test"]["value"], "yes");
 }
 
 TEST(CommReport, FailedPointsAreShownWithTheirReason) {
   results r = synthetic();
   r.points[3].allreduce_us.clear();
   r.points[3].failure = "an all-reduce of 1 MiB did not finish within 30 s on GPU 0";
-  const std::string md = markdown(r, {});
-  EXPECT_NE(md.find("failed: an all-reduce of 1 MiB did not finish"), std::string::npos) << md;
+  const std::string text = report::to_text(comm_record(r, {}));
+  EXPECT_TRUE(contains(text, "an all-reduce of 1 MiB did not finish within 30 s on GPU 0")) << text;
   const auto a = answers(r);
   ASSERT_TRUE(a[0].k);
   EXPECT_EQ(*a[0].k, 16u); // green-8 has no samples at 1 MiB now
 }
 
-// A saved run re-reported by the CLI without a GPU: `bench --comm --from F` (the driver is
-// pointed at nothing, so any driver call would fail with exit 3).
+// A run saved before the record re-reported by the CLI without a GPU: `bench comm --from F`
+// (the driver is pointed at nothing, so any driver call would fail with exit 3), and the record it
+// writes read back to the same report.
 TEST(CommReport, SavedRunIsReportedAgainByTheCli) {
   const auto dir =
       std::filesystem::temp_directory_path() /
       ("greenctx-comm-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
        std::to_string(std::rand()));
   std::filesystem::create_directories(dir);
-  const nlohmann::json env = {{"gpu", "NVIDIA H200"}, {"driver_version", "13.0"}};
-  std::ofstream(dir / "comm.json") << to_json(synthetic(), env).dump(1);
+  const std::string root = greenctx_test::source_dir();
   const std::string cli = std::getenv("GREENCTX_CLI") && *std::getenv("GREENCTX_CLI")
                               ? std::getenv("GREENCTX_CLI")
                               : GREENCTX_CLI_PATH;
-  const std::string cmd = "GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 '" + cli +
-                          "' bench --comm --from '" + (dir / "comm.json").string() + "' --svg '" +
-                          (dir / "comm.svg").string() + "' > '" + (dir / "out.md").string() +
-                          "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  std::stringstream out;
-  out << std::ifstream(dir / "out.md").rdbuf();
-  EXPECT_EQ(status, 0) << out.str();
-  EXPECT_NE(out.str().find("16 SMs suffice"), std::string::npos) << out.str();
+  const auto run = [&](const std::string &from, const std::string &more, const char *out) {
+    const std::string cmd = "GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1 '" + cli +
+                            "' bench --comm --from '" + from + "' " + more + " > '" +
+                            (dir / out).string() + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    std::stringstream text;
+    text << std::ifstream(dir / out).rdbuf();
+    EXPECT_EQ(status, 0) << text.str();
+    return text.str();
+  };
+  const std::string first = run(root + "/bench/results/2026-12-01-h200x2/bench-comm.json",
+                                "--svg '" + (dir / "comm.svg").string() + "' --json '" +
+                                    (dir / "comm.json").string() + "'",
+                                "first.txt");
+  EXPECT_TRUE(contains(first, "64 MiB: 32 SMs suffice (green-ctas-32)")) << first;
   EXPECT_TRUE(std::filesystem::exists(dir / "comm.svg"));
+  EXPECT_EQ(run((dir / "comm.json").string(), "", "again.txt"), first);
   std::filesystem::remove_all(dir);
 }
 

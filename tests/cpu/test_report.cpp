@@ -79,18 +79,39 @@ TEST(ReportOutput, MissingFoldersAreFoundBeforeAnyWork) {
       contains(rejection([&] { check_output_paths("greenctx scale", opt); }), "it is a folder"));
 }
 
+// An older document (no "tables") converted by the command's reader of older files.
+report::record older_answer(const nlohmann::json &j) {
+  report::record r;
+  r.kind = "bench";
+  r.title = "answer " + std::to_string(j.at("answer").get<int>());
+  return r;
+}
+
 TEST(ReportOutput, SavedFilesAreReadOrNamedAsWrong) {
-  const auto report = [](const nlohmann::json &j) { return j.at("answer").get<int>(); };
   EXPECT_TRUE(contains(
-      rejection([&] { report_saved("greenctx bench", "bench", "/nonexistent.json", report); }),
+      rejection([&] { read_record("greenctx bench", "bench", "/nonexistent.json", older_answer); }),
       "cannot read '/nonexistent.json'"));
   const std::string path =
-      (std::filesystem::temp_directory_path() / "greenctx_test_report_saved.json").string();
+      (std::filesystem::temp_directory_path() / "greenctx_test_read_record.json").string();
   std::ofstream(path) << R"({"answer": 7})"; // written before documents had a kind
-  EXPECT_EQ(report_saved("greenctx bench", "bench", path, report), 7);
+  EXPECT_EQ(read_record("greenctx bench", "bench", path, older_answer).title, "answer 7");
   std::ofstream(path) << R"({"question": 7})";
-  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx bench", "bench", path, report); }),
+  EXPECT_TRUE(
+      contains(rejection([&] { read_record("greenctx bench", "bench", path, older_answer); }),
+               "is not a greenctx bench JSON file"));
+  // Without a reader of older files, only a record is read.
+  std::ofstream(path) << R"({"answer": 7})";
+  EXPECT_TRUE(contains(rejection([&] { read_record("greenctx bench", "bench", path); }),
                        "is not a greenctx bench JSON file"));
+  std::ofstream(path) << "not JSON";
+  EXPECT_TRUE(contains(rejection([&] { read_record("greenctx bench", "bench", path); }),
+                       "is not a greenctx bench JSON file"));
+  // A record is read as it is, never handed to the reader of older files.
+  report::record rec;
+  rec.kind = "bench";
+  rec.title = "a record";
+  std::ofstream(path) << report::to_json(rec).dump();
+  EXPECT_EQ(read_record("greenctx bench", "bench", path, older_answer).title, "a record");
   std::remove(path.c_str());
 }
 
@@ -103,13 +124,14 @@ TEST(ReportOutput, DocumentsSayWhatTheyHoldAndReadersRefuseAnotherKind) {
   const std::string path =
       (std::filesystem::temp_directory_path() / "greenctx_test_report_kind.json").string();
   write_json("greenctx bench", "bench-comm", path, {{"answer", 7}});
-  const auto report = [](const nlohmann::json &j) { return j.at("answer").get<int>(); };
-  EXPECT_EQ(report_saved("greenctx bench", "bench-comm", path, report), 7);
-  const std::string e = rejection([&] { report_saved("greenctx scale", "scale", path, report); });
+  EXPECT_EQ(read_record("greenctx bench", "bench-comm", path, older_answer).title, "answer 7");
+  const std::string e =
+      rejection([&] { read_record("greenctx scale", "scale", path, older_answer); });
   EXPECT_TRUE(contains(e, "holds a greenctx.bench-comm result, not a greenctx.scale one")) << e;
   std::ofstream(path) << R"({"kind": 3, "answer": 7})";
-  EXPECT_TRUE(contains(rejection([&] { report_saved("greenctx scale", "scale", path, report); }),
-                       "holds a 3 result"));
+  EXPECT_TRUE(
+      contains(rejection([&] { read_record("greenctx scale", "scale", path, older_answer); }),
+               "holds a 3 result"));
   std::remove(path.c_str());
 }
 

@@ -1,9 +1,11 @@
-// The readers behind --from (bench, bench --adaptive, bench --comm, scale, and the report model's
-// records, which tune's files are) on any bytes that parse as JSON. Each reader either gives
-// results or refuses with nlohmann::json::exception (the CLI turns it into "not a ... JSON file",
-// exit 2) or greenctx::error; any other exception would reach the user as an unexplained message,
-// and is a finding. Results must round-trip: written with to_json and read back, they write the
-// same JSON again.
+// The readers behind --from on any bytes that parse as JSON: the report model's reader of records
+// (bench, bench adaptive, bench comm, scale and tune write records), and the converters of the
+// files written before the record (bench's three modes and scale, schema 1 and older). Each either
+// gives a record or refuses with nlohmann::json::exception (the CLI turns it into "not a ... JSON
+// file", exit 2) or greenctx::error; any other exception would reach the user as an unexplained
+// message, and is a finding. A record, read or converted, must render in every format (text,
+// markdown, CSV, SVG) and round-trip: written as JSON and read back, it writes the same JSON again.
+// scale's results of schema 1 must round-trip through its own writer too.
 #include "fuzz_common.hpp"
 
 #include "bench/adaptive.hpp"
@@ -19,61 +21,83 @@
 
 namespace {
 
-template <class Read, class Write>
-void check_reader(const char *name, const nlohmann::json &j, Read read, Write write) {
+namespace report = greenctx::cli::report;
+
+// `r` in every format, and its JSON read back to the same JSON.
+void check_rendered(const std::string &name, const report::record &r) {
+  std::string first;
+  try {
+    (void)report::to_text(r), (void)report::to_markdown(r), (void)report::to_csv(r);
+    (void)report::to_svg(r);
+    first = report::to_json(r).dump();
+  } catch (const std::exception &e) {
+    fuzz::finding(name + ": a record that does not render: " + e.what());
+  }
+  std::string second;
+  try {
+    second = report::to_json(report::from_json(nlohmann::ordered_json::parse(first))).dump();
+  } catch (const std::exception &e) {
+    fuzz::finding(name + ": what it wrote does not read back: " + e.what());
+  }
+  if (second != first)
+    fuzz::finding(name + ": written, read back and written again, it changed:\n" + first + "\n" +
+                  second);
+}
+
+// `read(j)` gives a value, or refuses as the CLI expects (false).
+template <class Read> bool reads(const std::string &name, Read read) {
+  try {
+    read();
+    return true;
+  } catch (const nlohmann::json::exception &) {
+    return false; // refused: "not a ... JSON file"
+  } catch (const greenctx::error &e) {
+    if (std::string_view(e.what()).empty())
+      fuzz::finding(name + ": an error without a message");
+    return false;
+  } catch (const std::exception &e) {
+    fuzz::finding(name + ": an exception the CLI does not explain: " + e.what());
+  }
+}
+
+// A record as --from reads it.
+void check_record(const std::string &text) {
+  const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+  report::record r;
+  if (!j.is_discarded() && reads("record", [&] { r = report::from_json(j); }))
+    check_rendered("record", r);
+}
+
+// A file written before the record, converted as --from converts it.
+void check_older(const char *name, const nlohmann::json &j,
+                 report::record (*convert)(const nlohmann::json &)) {
+  report::record r;
+  if (reads(name, [&] { r = convert(j); }))
+    check_rendered(name, r);
+}
+
+// scale's results of schema 1: written with its writer and read back, the same JSON again.
+void check_scale_results(const nlohmann::json &j) {
+  using namespace greenctx::cli;
   const nlohmann::json env =
       j.is_object() ? j.value("environment", nlohmann::json::object()) : nlohmann::json::object();
   std::string first;
-  try {
-    first = write(read(j), env).dump();
-  } catch (const nlohmann::json::exception &) {
-    return; // refused: "not a ... JSON file"
-  } catch (const greenctx::error &e) {
-    if (std::string_view(e.what()).empty())
-      fuzz::finding(std::string(name) + ": an error without a message");
+  if (!reads("scale", [&] { first = scale::to_json(scale::from_json(j), env).dump(); }))
     return;
-  } catch (const std::exception &e) {
-    fuzz::finding(std::string(name) + ": an exception the CLI does not explain: " + e.what());
-  }
   std::string second;
   try {
-    second = write(read(nlohmann::json::parse(first)), env).dump();
+    second = scale::to_json(scale::from_json(nlohmann::json::parse(first)), env).dump();
   } catch (const std::exception &e) {
-    fuzz::finding(std::string(name) + ": what it wrote does not read back: " + e.what());
+    fuzz::finding(std::string("scale: what it wrote does not read back: ") + e.what());
   }
   if (second != first)
-    fuzz::finding(std::string(name) + ": written, read back and written again, it changed:\n" +
-                  first + "\n" + second);
+    fuzz::finding("scale: written, read back and written again, it changed:\n" + first + "\n" +
+                  second);
 }
 
-// A record read back must render in every format and write the same JSON again.
-void check_record(const std::string &text) {
-  using greenctx::cli::report::from_json;
-  using greenctx::cli::report::to_json;
-  const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (j.is_discarded())
-    return;
-  std::string first;
-  try {
-    const auto r = from_json(j);
-    first = to_json(r).dump();
-    namespace report = greenctx::cli::report;
-    (void)report::to_text(r), (void)report::to_markdown(r), (void)report::to_csv(r);
-    (void)report::to_svg(r);
-  } catch (const nlohmann::json::exception &) {
-    return; // refused: "not a ... JSON file"
-  } catch (const std::exception &e) {
-    fuzz::finding(std::string("record: an exception the CLI does not explain: ") + e.what());
-  }
-  std::string second;
-  try {
-    second = to_json(from_json(nlohmann::ordered_json::parse(first))).dump();
-  } catch (const std::exception &e) {
-    fuzz::finding(std::string("record: what it wrote does not read back: ") + e.what());
-  }
-  if (second != first)
-    fuzz::finding("record: written, read back and written again, it changed:\n" + first + "\n" +
-                  second);
+report::record older_scale(const nlohmann::json &j) {
+  using namespace greenctx::cli;
+  return scale::scale_record(scale::from_json(j), j.at("environment"));
 }
 
 } // namespace
@@ -83,24 +107,12 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
   check_record(text);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded())
-    return 0; // not JSON: refused before any reader (report_saved)
+    return 0; // not JSON: refused before any reader (read_record)
   using namespace greenctx::cli;
-  check_reader("bench", j, bench::from_json, [](const bench::results &r, const nlohmann::json &e) {
-    return bench::to_json(r, e);
-  });
-  check_reader("bench --adaptive", j, bench::adaptive::from_json,
-               [](const bench::adaptive::results &r, const nlohmann::json &e) {
-                 return bench::adaptive::to_json(r, e);
-               });
-  check_reader("bench --comm", j, bench::comm::from_json,
-               [](const bench::comm::results &r, const nlohmann::json &e) {
-                 return bench::comm::to_json(r, e);
-               });
-  check_reader("scale", j, scale::from_json, [](const scale::results &r, const nlohmann::json &e) {
-    const report::record rec = scale::scale_record(r, e); // what --from shows of an older file
-    (void)report::to_text(rec), (void)report::to_markdown(rec), (void)report::to_csv(rec);
-    (void)report::to_svg(rec), (void)report::from_json(report::to_json(rec));
-    return scale::to_json(r, e);
-  });
+  check_older("bench", j, bench::older_record);
+  check_older("bench adaptive", j, bench::adaptive::older_record);
+  check_older("bench comm", j, bench::comm::older_record);
+  check_older("scale (schema 1)", j, older_scale);
+  check_scale_results(j);
   return 0;
 }

@@ -41,37 +41,22 @@ struct bench_options {
 
 constexpr const char *api = "greenctx bench";
 
-// Prints the report and writes the files asked for; the exit code of --check-targets.
-int report(const bench_options &opt, const bench::results &r, const nlohmann::json &env) {
-  const std::string md = bench::markdown(r, env);
-  print_report(api, "bench", opt.output,
-               {[&] { return md; }, [&] { return md; }, [&] { return bench::to_json(r, env); },
-                [&] { return bench::to_csv(r); }, [&] { return bench::to_svg(r, env); }});
-  if (opt.check_targets)
-    for (const auto &t : bench::evaluate_targets(r))
-      if (!t.met())
-        return exit_check_failed;
-  return exit_ok;
-}
-
-int report_comm(const bench_options &opt, const bench::comm::results &r,
-                const nlohmann::json &env) {
-  const std::string md = bench::comm::markdown(r, env);
-  print_report(
-      api, "bench-comm", opt.output,
-      {[&] { return md; }, [&] { return md; }, [&] { return bench::comm::to_json(r, env); },
-       [&] { return bench::comm::to_csv(r); }, [&] { return bench::comm::to_svg(r, env); }});
-  return exit_ok;
+// Prints the record and writes the files asked for; with --check-targets, exit_check_failed
+// unless the record says its targets were met (bench::targets_met).
+int print_checked(const bench_options &opt, const report::record &rec) {
+  print_record(api, opt.output, rec);
+  return opt.check_targets && !bench::targets_met(rec) ? exit_check_failed : exit_ok;
 }
 
 // --comm: everything is checked here, then measured in child processes (comm_children.hpp), so
 // this process never starts the driver.
 int run_comm(const bench_options &opt) {
   namespace comm = bench::comm;
-  if (!opt.output.from.empty())
-    return report_saved(api, "bench-comm", opt.output.from, [&](const nlohmann::json &j) {
-      return report_comm(opt, comm::from_json(j), j.at("environment"));
-    });
+  if (!opt.output.from.empty()) { // no targets: --check-targets changes nothing here
+    print_record(api, opt.output,
+                 read_record(api, "bench-comm", opt.output.from, comm::older_record));
+    return exit_ok;
+  }
   if (opt.check_targets)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "--check-targets has no targets with --comm: leave it out");
@@ -101,22 +86,7 @@ int run_comm(const bench_options &opt) {
     return code;
   env["date"] = utc_now();
   env["command"] = command_line();
-  return report_comm(opt, r, env);
-}
-
-int report_adaptive(const bench_options &opt, const bench::adaptive::results &r,
-                    const nlohmann::json &env) {
-  namespace ad = bench::adaptive;
-  const std::string md = ad::markdown(r, env);
-  print_report(api, "bench-adaptive", opt.output,
-               {[&] { return md; }, [&] { return md; }, [&] { return ad::to_json(r, env); },
-                [&] { return ad::to_csv(r); }, [&] { return ad::to_svg(r, env); }});
-  if (opt.check_targets) {
-    const auto v = ad::evaluate(r);
-    if (std::none_of(v.begin(), v.end(),
-                     [](const ad::verdict &x) { return x.name != "static" && x.met(); }))
-      return exit_check_failed;
-  }
+  print_record(api, opt.output, comm::comm_record(r, env));
   return exit_ok;
 }
 
@@ -125,9 +95,8 @@ int report_adaptive(const bench_options &opt, const bench::adaptive::results &r,
 int run_adaptive(const bench_options &opt) {
   namespace ad = bench::adaptive;
   if (!opt.output.from.empty())
-    return report_saved(api, "bench-adaptive", opt.output.from, [&](const nlohmann::json &j) {
-      return report_adaptive(opt, ad::from_json(j), j.at("environment"));
-    });
+    return print_checked(opt,
+                         read_record(api, "bench-adaptive", opt.output.from, ad::older_record));
   ad::config cfg;
   cfg.device = opt.cfg.device;
   cfg.critical_sms = opt.cfg.critical_sms;
@@ -162,7 +131,7 @@ int run_adaptive(const bench_options &opt) {
   };
   const ad::results r = ad::run(dev, cfg, progress);
   env["clocks_after"] = bench::read_clocks(dev);
-  return report_adaptive(opt, r, env);
+  return print_checked(opt, ad::adaptive_record(r, env));
 }
 
 int run_bench(bench_options opt) {
@@ -183,9 +152,7 @@ int run_bench(bench_options opt) {
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
 
   if (!opt.output.from.empty())
-    return report_saved(api, "bench", opt.output.from, [&](const nlohmann::json &j) {
-      return report(opt, bench::from_json(j), j.at("environment"));
-    });
+    return print_checked(opt, read_record(api, "bench", opt.output.from, bench::older_record));
   check_output_paths(api, opt.output);
   const driver_info drv = query_driver();
   const device dev(cfg.device);
@@ -210,7 +177,7 @@ int run_bench(bench_options opt) {
   const bench::results r = bench::run(dev, cfg, progress);
   env["clocks_after"] = bench::read_clocks(dev);
 
-  return report(opt, r, env);
+  return print_checked(opt, bench::bench_record(r, env));
 }
 
 } // namespace
@@ -253,9 +220,11 @@ void add_bench(CLI::App &app, action &run) {
       ->capture_default_str();
   add_output_options(
       *cmd, opt->output,
-      {"Write everything, raw samples included, to this file", "Write the raw samples to this file",
-       "Write a plot to this file", "Write the report to this file too",
-       "Measure nothing: report a run saved with --json again (tables, --csv, --svg)"});
+      {"Write everything, raw samples included, to this file",
+       "Write the raw samples to this file (comm: one line per mode and size)",
+       "Write the plots to this file", "Write the report as markdown to this file too",
+       "Measure nothing: report a run saved with --json again (its text, --csv, --svg; files "
+       "written before the report model are converted)"});
   cmd->add_flag(
       "--comm", opt->comm,
       "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "bench/engine.hpp"
+#include "report/record.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -64,16 +65,24 @@ inline std::vector<verdict> evaluate(const results &r) {
   return measure::adaptive_verdicts(r);
 }
 
-std::string markdown(const results &r, const nlohmann::json &environment);
-/// Everything, raw samples included.
-nlohmann::json to_json(const results &r, const nlohmann::json &environment);
-/// Reads back what to_json wrote (summaries recomputed). Throws nlohmann::json::exception on a
-/// file of another shape.
+/// The record of a run (kind "bench-adaptive", schema 2). Config: what was asked. Values: the
+/// partitions obtained, whether the critical partition is one green context in every layout, the
+/// two target limits, "targets_met" (yes when an adaptive configuration meets both:
+/// --check-targets) and which do ("met_by"). Tables: "samples" (raw, the first, so the CSV:
+/// configuration,sample,host_us,gpu_us, every sample), "configurations" (host p50 and p99, GPU p50,
+/// wait p99, isolation, background GB/s, of static, the targets met: yes, NO (isolation) or NO
+/// (background)), "waits" (raw: the wait policies' host waits, every sample) and the detail table
+/// "background" (bytes and seconds of every rate, the background alone on each partition first).
+/// Two figures: isolation and background ratio per configuration, with the target lines.
+/// `environment` is the JSON of environment_json.
+report::record adaptive_record(const results &r, const nlohmann::json &environment);
+/// A bench --adaptive JSON file written before the record (schema 1, or without a schema) as
+/// results, the summaries recomputed from its samples. Throws nlohmann::json::exception on a file
+/// of another shape (a file of the latency bench has no config.mode).
 results from_json(const nlohmann::json &j);
-/// configuration,sample,host_us,gpu_us
-std::string to_csv(const results &r);
-/// Isolation and background ratio per configuration, with the target lines.
-std::string to_svg(const results &r, const nlohmann::json &environment);
+/// The record of such a file (from_json, then adaptive_record with its environment): what --from
+/// shows of it. Throws as from_json does.
+report::record older_record(const nlohmann::json &j);
 
 /// Measures every configuration of `cfg` on `dev` (adaptive_run.cpp: measure::measure_adaptive of
 /// the critical kernel and measure::copy_chunks). Throws request_error for a configuration

@@ -1,9 +1,8 @@
-// greenctx bench --adaptive: options and reports (pure code); the policies, their schedule and
-// the verdicts are the library's (greenctx/measure/adaptive.hpp).
+// greenctx bench --adaptive: options, the record and the files written before it (pure code); the
+// policies, their schedule and the verdicts are the library's (greenctx/measure/adaptive.hpp).
 #include "bench/adaptive.hpp"
+#include "bench/report.hpp"
 #include "report/json.hpp"
-#include "report/svg.hpp"
-#include "report/table.hpp"
 #include "sm_list_option.hpp"
 
 #include <greenctx/plan/decimal.hpp>
@@ -46,113 +45,172 @@ void validate(const config &cfg, unsigned device_sms) {
                        cfg.chunk_bytes, least / (16 * 256), (least + (1 << 20) - 1) >> 20));
 }
 
-std::string markdown(const results &r, const nlohmann::json &env) {
-  const auto &c = r.cfg;
-  std::string s = "## greenctx bench --adaptive: memory-bound background, partition shrunk "
-                  "around critical work\n\n";
-  s += fmt::format("{} ({} SMs), driver CUDA {}, {}; critical {} SMs, background {} SMs wide; "
-                   "{} samples after {} warm-up per configuration in {} rounds; arrivals every "
-                   "{} us (+-50%), lead {} us, chunks of {} MiB, queue depth {}\n\n",
-                   env.value("gpu", "?"), r.device_sms, env.value("driver_version", "?"),
-                   env.value("date", "?"), r.critical_sms_obtained, r.wide_sms_obtained, c.samples,
-                   c.warmup, c.rounds, c.gap.count(), c.lead.count(), c.chunk_bytes >> 20,
-                   c.queue_depth);
-  s += "Critical partition: " + r.critical_sharing + ".\n\n";
+report::record adaptive_record(const results &r, const nlohmann::json &environment) {
+  using report::cell;
+  using report::number_format;
+  const number_format count{"", 0}, us{"us", 1}, ratio{"", 3}, gbs{"GB/s", 1};
+  const auto number = [](auto v) { return static_cast<double>(v); };
+  const auto list = [](const auto &items, auto text) {
+    std::string out;
+    for (const auto &x : items)
+      out += (out.empty() ? "" : ",") + text(x);
+    return out;
+  };
+  const auto decimal = [](unsigned n) { return std::to_string(n); };
+  const config &c = r.cfg;
+  report::record rec;
+  rec.kind = "bench-adaptive";
+  rec.title = "greenctx bench adaptive: a memory-bound background shrunk around critical work";
+  rec.environment = report::environment_of(environment);
+  rec.config = {
+      {"critical_sms", "critical SMs", number(c.critical_sms), count},
+      {"shrink_to", "narrow background SMs (N)", list(c.shrink_to, decimal), {}},
+      {"policies", "policies", list(c.policies, [](policy p) { return std::string(name(p)); }), {}},
+      {"lead_us", "lead", number(c.lead.count()), {"us", 0}},
+      {"chunk_bytes", "background chunk", number(c.chunk_bytes), {"B", 0}},
+      {"queue_depth", "chunks queued at most", number(c.queue_depth), count},
+      {"samples", "samples per configuration", number(c.samples), count},
+      {"warmup", "warm-up samples", number(c.warmup), count},
+      {"rounds", "rounds", number(c.rounds), count},
+      {"gap_us", "mean gap between arrivals (+-50%)", number(c.gap.count()), {"us", 0}},
+      {"critical_blocks", "critical blocks", number(c.critical_blocks), count},
+      {"critical_block_us", "critical block", number(c.critical_block_time.count()), {"us", 0}},
+      {"rate_window_ms",
+       "background alone measured for",
+       number(c.rate_window.count()),
+       {"ms", 0}}};
+
   const auto verdicts = evaluate(r);
-  std::vector<row> rows;
+  std::string met_by;
+  for (const auto &v : verdicts)
+    if (v.name != "static" && v.met())
+      met_by += (met_by.empty() ? "" : ", ") + v.name;
+  rec.values = {
+      {"device_sms", "SMs of the GPU", number(r.device_sms), count, true},
+      {"critical_sms_obtained", "critical partition", number(r.critical_sms_obtained), {"SMs", 0}},
+      {"wide_sms_obtained", "background wide", number(r.wide_sms_obtained), {"SMs", 0}},
+      {"narrow_sms_obtained", "background narrow, per N", list(r.narrow_sms_obtained, decimal), {}},
+      {"critical_shared",
+       "critical partition one green context in every layout",
+       bench::yes_no(r.critical_shared),
+       {},
+       true},
+      {"critical_sharing", "critical partition across layouts", r.critical_sharing, {}},
+      {"isolation_limit",
+       "isolation target: critical p99 / p99 alone at most",
+       isolation_limit,
+       {"", 2}},
+      {"background_limit",
+       "background target: of the static rate at least",
+       background_limit,
+       {"", 2}},
+      {"targets_met",
+       "an adaptive configuration meets both targets",
+       bench::yes_no(!met_by.empty()),
+       {}},
+      {"met_by", "met by", met_by.empty() ? cell{} : cell{met_by}, {}, met_by.empty()}};
+
+  std::vector<std::pair<std::string, const critical_stats *>> samples;
+  for (const auto &cf : r.configurations)
+    samples.emplace_back(cf.name, &cf.critical);
+  rec.tables.push_back(bench::samples_table("configuration", samples, false));
+
+  report::series configurations{"configurations",
+                                "critical latency from each arrival to its completion seen by the "
+                                "host, and the background",
+                                {{"name", "name", {}, align::left},
+                                 {"description", "configuration", {}, align::left},
+                                 {"shrink_to", "N", count},
+                                 {"policy", "policy", {}, align::left},
+                                 {"host_p50_us", "host p50", us},
+                                 {"host_p99_us", "p99", us},
+                                 {"gpu_p50_us", "GPU p50", us},
+                                 {"wait_p99_us", "wait p99", us},
+                                 {"isolation", "isolation", ratio},
+                                 {"background_gbs", "background", gbs},
+                                 {"of_static", "of static", ratio},
+                                 {"met", "targets met", {}, align::left}},
+                                {}};
+  report::series wait_table{"waits",
+                            "host waits for the wide layout's chunks",
+                            {{"configuration", "configuration", {}, align::left},
+                             {"sample", "sample", count},
+                             {"wait_us", "wait", {"us", 3}}},
+                            {}};
+  wait_table.raw = true;
+  report::series background{"background",
+                            "the background's rates: bytes read and written over device seconds",
+                            {{"measured", "measured", {}, align::left},
+                             {"sms", "SMs", count},
+                             {"bytes", "bytes", count},
+                             {"seconds", "seconds", {"s", 4}},
+                             {"rate_gbs", "rate", gbs}},
+                            {}};
+  background.detail = true;
+  for (const auto &a : r.alone)
+    background.rows.push_back(
+        {std::string("alone"), number(a.sms), a.rate.work, a.rate.seconds, a.rate.rate() / 1e9});
   for (const auto &cf : r.configurations) {
-    const auto us = [](double v) { return fmt::format("{:.1f}", v); };
-    std::string bg = "-", iso = "-", ratio = "-", met = "-", wait = "-";
-    if (cf.background)
-      bg = fmt::format("{:.1f}", cf.background->rate() / 1e9);
+    cell iso, of_static, met;
     for (const auto &v : verdicts)
       if (v.name == cf.name && v.available) {
-        iso = fmt::format("{:.3f}", v.isolation);
-        ratio = fmt::format("{:.3f}", v.background_ratio);
-        met = v.met() ? "yes" : (v.isolation_met() ? "NO (background)" : "NO (isolation)");
+        iso = v.isolation;
+        of_static = v.background_ratio;
+        met = std::string(v.met()             ? "yes"
+                          : v.isolation_met() ? "NO (background)"
+                                              : "NO (isolation)");
       }
-    if (!cf.wait_us.empty())
-      wait = fmt::format("{:.1f}", summarize(cf.wait_us).p99);
-    rows.push_back({cf.description, us(cf.critical.host.p50), us(cf.critical.host.p99),
-                    us(cf.critical.gpu.p50), wait, iso, bg, ratio, met});
-  }
-  s += markdown_table({{"configuration", align::left},
-                       {"host p50"},
-                       {"p99"},
-                       {"GPU p50"},
-                       {"wait p99"},
-                       {"isolation"},
-                       {"background GB/s"},
-                       {"of static"},
-                       {"targets met", align::left}},
-                      rows);
-  s += fmt::format("\nLatencies in microseconds from each critical arrival to its completion "
-                   "seen by the host (waits for wide chunks included). Isolation: p99 / p99 "
-                   "alone on the same SMs (target <= {:.2f}); background: bytes read and "
-                   "written per second, of the static rate (target >= {:.2f}).\n",
-                   isolation_limit, background_limit);
-  s += "Background alone:";
-  for (const auto &a : r.alone)
-    s += fmt::format(" {:.1f} GB/s on {} SMs;", a.rate.rate() / 1e9, a.sms);
-  s += "\n";
-  return s;
-}
-
-nlohmann::json to_json(const results &r, const nlohmann::json &env) {
-  const auto &c = r.cfg;
-  nlohmann::json j;
-  j["environment"] = env;
-  std::vector<std::string> policies;
-  for (policy p : c.policies)
-    policies.push_back(name(p));
-  j["config"] = {{"mode", "adaptive"},
-                 {"critical_sms", c.critical_sms},
-                 {"shrink_to", c.shrink_to},
-                 {"policies", policies},
-                 {"lead_us", c.lead.count()},
-                 {"chunk_bytes", c.chunk_bytes},
-                 {"queue_depth", c.queue_depth},
-                 {"samples", c.samples},
-                 {"warmup", c.warmup},
-                 {"rounds", c.rounds},
-                 {"gap_us", c.gap.count()},
-                 {"critical_blocks", c.critical_blocks},
-                 {"critical_block_us", c.critical_block_time.count()},
-                 {"rate_window_ms", c.rate_window.count()}};
-  j["split"] = {{"device_sms", r.device_sms},           {"critical_sms", r.critical_sms_obtained},
-                {"wide_sms", r.wide_sms_obtained},      {"narrow_sms", r.narrow_sms_obtained},
-                {"critical_shared", r.critical_shared}, {"critical_sharing", r.critical_sharing}};
-  const auto rate_json = [](const background_rate &b) {
-    return nlohmann::json{{"bytes", b.work}, {"seconds", b.seconds}, {"bytes_per_s", b.rate()}};
-  };
-  j["background_alone"] = nlohmann::json::array();
-  for (const auto &a : r.alone)
-    j["background_alone"].push_back({{"sms", a.sms}, {"rate", rate_json(a.rate)}});
-  for (const auto &cf : r.configurations) {
-    nlohmann::json cj{{"name", cf.name},
-                      {"description", cf.description},
-                      {"shrink_to", cf.shrink_to},
-                      {"policy", cf.policy}};
-    cj["critical"] = {
-        {"host_us", summary_json(cf.critical.host)},
-        {"gpu_us", summary_json(cf.critical.gpu)},
-        {"samples", {{"host_us", cf.critical.host_us}, {"gpu_us", cf.critical.gpu_us}}}};
+    configurations.rows.push_back(
+        {cf.name, cf.description, cf.shrink_to ? cell{number(cf.shrink_to)} : cell{},
+         cf.policy.empty() ? cell{} : cell{cf.policy}, cf.critical.host.p50, cf.critical.host.p99,
+         cf.critical.gpu.p50, cf.wait_us.empty() ? cell{} : cell{summarize(cf.wait_us).p99}, iso,
+         cf.background ? cell{cf.background->rate() / 1e9} : cell{}, of_static, met});
+    for (std::size_t i = 0; i < cf.wait_us.size(); ++i)
+      wait_table.rows.push_back({cf.name, number(i), cf.wait_us[i]});
     if (cf.background)
-      cj["background"] = rate_json(*cf.background);
-    cj["wait_us"] = cf.wait_us;
-    j["configurations"].push_back(cj);
+      background.rows.push_back({cf.name, cell{}, cf.background->work, cf.background->seconds,
+                                 cf.background->rate() / 1e9});
   }
-  j["targets"] = nlohmann::json::array();
-  for (const auto &v : evaluate(r))
-    j["targets"].push_back(
-        {{"name", v.name},
-         {"isolation", v.available ? nlohmann::json(v.isolation) : nlohmann::json()},
-         {"isolation_limit", isolation_limit},
-         {"background_of_static",
-          v.available ? nlohmann::json(v.background_ratio) : nlohmann::json()},
-         {"background_limit", background_limit},
-         {"met", v.met()}});
-  return j;
+  rec.tables.push_back(std::move(configurations));
+  rec.tables.push_back(std::move(wait_table));
+  rec.tables.push_back(std::move(background));
+
+  rec.notes.push_back(fmt::format(
+      "latencies in microseconds from each critical arrival to its completion seen by the host "
+      "(waits for wide chunks included); isolation: p99 / p99 alone on the same SMs (target <= "
+      "{:.2f}); background: bytes read and written per second, of the static rate (target >= "
+      "{:.2f})",
+      isolation_limit, background_limit));
+  std::string alone;
+  for (const auto &a : r.alone)
+    alone += fmt::format("{}{:.1f} GB/s on {} SMs", alone.empty() ? "" : "; ", a.rate.rate() / 1e9,
+                         a.sms);
+  if (!alone.empty())
+    rec.notes.push_back("background alone: " + alone);
+  rec.notes.push_back(met_by.empty() ? "targets: no adaptive configuration meets both"
+                                     : "targets: both met by " + met_by);
+
+  rec.figures.push_back(
+      {"Isolation: critical p99 / critical p99 alone",
+       "configurations",
+       "name",
+       {"isolation"},
+       "critical p99 / p99 alone",
+       {{"isolation_limit", fmt::format("target {:.1f}", isolation_limit), isolation_limit, ratio}},
+       std::nullopt,
+       true,
+       report::figure_style::bars});
+  rec.figures.push_back({"Background throughput / static background throughput",
+                         "configurations",
+                         "name",
+                         {"of_static"},
+                         "background rate / static rate",
+                         {{"background_limit", fmt::format("target {:.1f}", background_limit),
+                           background_limit, ratio}},
+                         std::nullopt,
+                         true,
+                         report::figure_style::bars});
+  return rec;
 }
 
 results from_json(const nlohmann::json &j) {
@@ -208,65 +266,8 @@ results from_json(const nlohmann::json &j) {
   return r;
 }
 
-std::string to_csv(const results &r) {
-  std::string s = csv_line({"configuration", "sample", "host_us", "gpu_us"});
-  for (const auto &cf : r.configurations)
-    for (std::size_t i = 0; i < cf.critical.host_us.size(); ++i)
-      s += csv_line(
-          {cf.name, std::to_string(i), fmt::format("{:.3f}", cf.critical.host_us[i]),
-           i < cf.critical.gpu_us.size() ? fmt::format("{:.3f}", cf.critical.gpu_us[i]) : ""});
-  return s;
-}
-
-std::string to_svg(const results &r, const nlohmann::json &env) {
-  const auto verdicts = evaluate(r);
-  std::size_t longest = 0;
-  for (const auto &v : verdicts)
-    longest = std::max(longest, v.name.size());
-  const double left = std::max(220.0, 40 + 6.9 * static_cast<double>(longest));
-  const double right = 60, row = 26, top = 116, width = left + 560, plot_w = width - left - right;
-  const std::size_t n = verdicts.size();
-  const double panel2_top = top + row * n + 80, height = panel2_top + row * n + 50;
-  svg::document doc(width, height);
-  doc.heading(fmt::format("Adaptive background partition: {} ({} SMs), critical {} SMs, "
-                          "memory-bound background {} SMs wide",
-                          env.value("gpu", "?"), r.device_sms, r.critical_sms_obtained,
-                          r.wide_sms_obtained),
-              {fmt::format("isolation: critical p99 / p99 alone (target <= {:.1f}); background: "
-                           "rate / static rate (target >= {:.1f})",
-                           isolation_limit, background_limit),
-               fmt::format("{} samples per configuration; driver CUDA {}; {}", r.cfg.samples,
-                           env.value("driver_version", "?"), env.value("date", "?"))});
-  double iso_hi = 2 * isolation_limit;
-  for (const auto &v : verdicts)
-    iso_hi = std::max(iso_hi, v.isolation);
-  const auto panel = [&](double y0, double hi, double limit, bool at_most, auto value) {
-    const auto x = [&](double f) { return left + plot_w * std::clamp(f, 0.0, hi) / hi; };
-    doc.line(x(limit), x(limit), y0 - 6, y0 + row * n, {"#c0392b", 1, "4 3"});
-    const double step = nice_step(hi, 5);
-    for (double f = 0; f <= hi + 1e-9; f += step)
-      doc.text(x(f), y0 + row * n + 16, fmt::format("{:g}", f), {"#555", "middle"});
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto &v = verdicts[i];
-      const double y = y0 + row * i + row / 2;
-      doc.text(left - 10, y + 4, v.name, {{}, "end"});
-      if (!v.available) {
-        doc.text(left, y + 4, "n/a", {"#888"});
-        continue;
-      }
-      const double f = value(v);
-      const bool ok = at_most ? f <= limit : f >= limit;
-      const char *color = ok ? "#27ae60" : "#c0392b";
-      doc.rect(left, y - 7, std::max(1.0, x(f) - left), 14, color, 0.6);
-      doc.text(std::min(x(f) + 6, width - right), y + 4, fmt::format("{:.3f}", f), {{}, {}, 11});
-    }
-  };
-  doc.panel_title(top - 24, "Isolation: critical p99 / critical p99 alone");
-  panel(top, iso_hi, isolation_limit, true, [](const verdict &v) { return v.isolation; });
-  doc.panel_title(panel2_top - 24, "Background throughput / static background throughput");
-  panel(panel2_top, 1.2, background_limit, false,
-        [](const verdict &v) { return v.background_ratio; });
-  return doc.finish();
+report::record older_record(const nlohmann::json &j) {
+  return adaptive_record(from_json(j), j.at("environment"));
 }
 
 } // namespace greenctx::cli::bench::adaptive

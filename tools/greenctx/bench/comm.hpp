@@ -5,6 +5,7 @@
 #pragma once
 
 #include <greenctx/measure/comm.hpp>
+#include "report/record.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -78,15 +79,21 @@ struct answer {
 /// One answer per size (pure: from the recorded samples).
 std::vector<answer> answers(const results &r);
 
-/// The report: a table per size (p50, p99, bus bandwidth, GEMM TFLOP/s), then the answers.
-std::string markdown(const results &r, const nlohmann::json &env);
-/// Every sample, with the environment.
-nlohmann::json to_json(const results &r, const nlohmann::json &env);
-/// The inverse of to_json's results part. Throws nlohmann::json::exception on a malformed file.
+/// The record of a run (kind "bench-comm", schema 2). Config: the k values, the sizes, the
+/// iterations, the GEMM, the tolerance. Values: the GPUs, the GEMM alone. Tables: "points" (the
+/// first, so the CSV: one row per mode and size: size, bytes, mode, the all-reduce's SMs, samples,
+/// p50, p99, bus bandwidth, GEMM TFLOP/s and what it kept of its speed alone, confined, why it
+/// failed), "samples" (raw: every all-reduce time), "partitions" (raw: the SMs each GPU's partition
+/// obtained), "confinement" (per partitioned mode, what its check saw) and the detail table
+/// "answers"; notes with the answers (and, for GREENCTX_COMM_ONE_GPU_TEST runs, that they answer
+/// nothing); two figures against message size: the all-reduce p50 per mode (log scales) and the
+/// GEMM's TFLOP/s per mode. `env` is the first child's environment.
+report::record comm_record(const results &r, const nlohmann::json &env);
+/// A bench --comm JSON file written before the record (schema 1, or without a schema) as results.
+/// Throws nlohmann::json::exception on a malformed file.
 results from_json(const nlohmann::json &j);
-/// One line per mode and size: the summary columns.
-std::string to_csv(const results &r);
-/// Two panels against message size: all-reduce p50 per mode and GEMM TFLOP/s per mode.
-std::string to_svg(const results &r, const nlohmann::json &env);
+/// The record of such a file (from_json, then comm_record with its environment): what --from
+/// shows of it. Throws as from_json does.
+report::record older_record(const nlohmann::json &j);
 
 } // namespace greenctx::cli::bench::comm

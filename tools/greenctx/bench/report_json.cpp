@@ -1,65 +1,9 @@
-// The JSON file of `greenctx bench` (--json, --from): written and read back.
+// `greenctx bench --from` of a JSON file written before the record (schema 1, or without a
+// schema: bench/results/ holds both): read back into results, which bench_record then shows.
 #include "bench/report.hpp"
 #include "report/json.hpp"
 
 namespace greenctx::cli::bench {
-
-nlohmann::json to_json(const results &r, const nlohmann::json &env) {
-  nlohmann::json j;
-  j["environment"] = env;
-  const auto &c = r.cfg;
-  j["config"] = {{"background", name(c.background)},
-                 {"critical", name(c.critical)},
-                 {"critical_sms", c.critical_sms},
-                 {"samples", c.samples},
-                 {"warmup", c.warmup},
-                 {"rounds", c.rounds},
-                 {"gap_us", c.gap.count()},
-                 {"critical_blocks", c.critical_blocks},
-                 {"critical_block_us", c.critical_block_time.count()},
-                 {"critical_gemm_n", c.critical_gemm_n},
-                 {"background_block_us", c.background_block_time.count()},
-                 {"background_waves", c.background_waves},
-                 {"memory_bytes", c.memory_bytes},
-                 {"gemm_n", c.gemm_n},
-                 {"rate_window_ms", c.rate_window.count()}};
-  j["split"] = {{"device_sms", r.device_sms},
-                {"critical_sms", r.critical_sms_obtained},
-                {"background_sms", r.background_sms_obtained}};
-  const auto rate_json = [&](const background_rate &b) {
-    return nlohmann::json{
-        {"work", b.work},           {"seconds", b.seconds},
-        {"rate", b.rate()},         {"rate_display", b.rate() / r.background_unit_scale},
-        {"of_full", of_full(r, b)}, {"of_sm_share", of_full(r, b) / sm_share(r)}};
-  };
-  j["background"] = {{"unit", r.background_unit},
-                     {"unit_scale", r.background_unit_scale},
-                     {"alone_full", rate_json(r.background_full)},
-                     {"alone_share", rate_json(r.background_share)},
-                     {"sm_share", sm_share(r)},
-                     {"quantization", r.quantization}};
-  for (const auto &p : r.placements) {
-    nlohmann::json pj{{"name", p.name}, {"description", p.description}, {"trap", p.trap}};
-    pj["critical"] = {{"host_us", summary_json(p.critical->host)},
-                      {"gpu_us", summary_json(p.critical->gpu)},
-                      {"start_delay_us", summary_json(p.critical->start_delay)},
-                      {"samples",
-                       {{"host_us", p.critical->host_us},
-                        {"gpu_us", p.critical->gpu_us},
-                        {"start_delay_us", p.critical->start_delay_us}}}};
-    if (p.background)
-      pj["background"] = rate_json(*p.background);
-    j["placements"].push_back(pj);
-  }
-  for (const auto &t : evaluate_targets(r))
-    j["targets"].push_back({{"name", t.name},
-                            {"rule", t.rule},
-                            {"value", t.available ? nlohmann::json(t.value) : nlohmann::json()},
-                            {"limit", t.limit},
-                            {"at_most", t.at_most},
-                            {"met", t.met()}});
-  return j;
-}
 
 results from_json(const nlohmann::json &j) {
   results r;
@@ -113,6 +57,10 @@ results from_json(const nlohmann::json &j) {
     r.placements.push_back(std::move(pr));
   }
   return r;
+}
+
+report::record older_record(const nlohmann::json &j) {
+  return bench_record(from_json(j), j.at("environment"));
 }
 
 } // namespace greenctx::cli::bench

@@ -171,14 +171,6 @@ void check_kind(const std::string &command, std::string_view kind, const std::st
 
 } // namespace
 
-void print_report(const std::string &command, std::string_view kind, const output_options &opt,
-                  const report_writers &writers) {
-  emit(command, opt,
-       {writers.text, writers.markdown,
-        [&](bool pretty) { return dumped(stamped(kind, writers.json()), pretty); }, writers.csv,
-        writers.svg});
-}
-
 void print_record(const std::string &command, const output_options &opt, const report::record &r) {
   emit(command, opt,
        {[&] { return report::to_text(r); }, [&] { return report::to_markdown(r); },
@@ -195,17 +187,6 @@ report::record read_record(const std::string &command, std::string_view kind,
     if (j.is_object() && !j.contains("tables") && older)
       return older(nlohmann::json::parse(j.dump()));
     return report::from_json(j); // its kind, which from_json requires, is checked above
-  } catch (const nlohmann::json::exception &e) {
-    not_a_file_of(command, path, e.what());
-  }
-}
-
-int report_saved(const std::string &command, std::string_view kind, const std::string &path,
-                 const std::function<int(const nlohmann::json &)> &report) {
-  const auto j = parsed<nlohmann::json>(command, path);
-  check_kind(command, kind, path, j);
-  try {
-    return report(j);
   } catch (const nlohmann::json::exception &e) {
     not_a_file_of(command, path, e.what());
   }

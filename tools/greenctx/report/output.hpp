@@ -1,7 +1,9 @@
 // How every command's results leave it. Each JSON document carries "kind" ("greenctx.bench") and
-// "schema" (report_schema), and `--json FILE` means the same everywhere: the file, or stdout in
-// place of the text with `-`. The commands that measure (bench, scale) also have --csv, --svg,
-// --markdown and --from, registered, checked, written and read back the same way for each.
+// "schema" (a record's own, report::record::schema; report_schema for the documents info, verify
+// and split write), and `--json FILE` means the same everywhere: the file, or stdout in place of
+// the text with `-`. The commands that measure (bench, scale, tune) print records
+// (print_record), with --csv, --svg, --markdown and --from registered, checked, written and read
+// back (read_record) the same way for each.
 #pragma once
 
 #include "report/record.hpp"
@@ -65,19 +67,6 @@ void check_argument_or_from(const std::string &command, const char *name, const 
 /// exist or that is a folder. Throws request_error naming `command` ("greenctx scale").
 void check_output_paths(const std::string &command, const output_options &opt);
 
-/// The report's renderings; each is called only when it is printed or its file was asked for.
-/// `text` is what the terminal shows; `json` the document before it is stamped.
-struct report_writers {
-  std::function<std::string()> text, markdown;
-  std::function<nlohmann::json()> json;
-  std::function<std::string()> csv, svg;
-};
-
-/// Prints the report on stdout (its text, or its JSON with `--json -`) and writes every file `opt`
-/// asks for, the JSON stamped with `kind`. Throws request_error when one cannot be written.
-void print_report(const std::string &command, std::string_view kind, const output_options &opt,
-                  const report_writers &writers);
-
 /// Prints the record on stdout (report::to_text, or its JSON with `--json -`) and writes every
 /// file `opt` asks for. Throws request_error when one cannot be written.
 void print_record(const std::string &command, const output_options &opt, const report::record &r);
@@ -89,13 +78,5 @@ void print_record(const std::string &command, const output_options &opt, const r
 report::record read_record(const std::string &command, std::string_view kind,
                            const std::string &path,
                            const std::function<report::record(const nlohmann::json &)> &older = {});
-
-/// --from FILE: parses the saved JSON and hands it to `report`, which returns the exit code. A
-/// document of another kind is refused, naming it; one without a kind (written before there
-/// were kinds) or of another schema is read as far as its fields go. Throws request_error when
-/// the file cannot be read, or is not JSON of the shape `report` reads (it throws
-/// nlohmann::json::exception): "'FILE' is not a <command> JSON file: ...".
-int report_saved(const std::string &command, std::string_view kind, const std::string &path,
-                 const std::function<int(const nlohmann::json &)> &report);
 
 } // namespace greenctx::cli
