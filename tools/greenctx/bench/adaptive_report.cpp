@@ -92,7 +92,7 @@ report::record adaptive_record(const results &r, const nlohmann::json &environme
       {"narrow_sms_obtained", "background narrow, per N", list(r.narrow_sms_obtained, decimal), {}},
       {"critical_shared",
        "critical partition one green context in every layout",
-       bench::yes_no(r.critical_shared),
+       report::yes_no(r.critical_shared),
        {},
        true},
       {"critical_sharing", "critical partition across layouts", r.critical_sharing, {}},
@@ -106,7 +106,7 @@ report::record adaptive_record(const results &r, const nlohmann::json &environme
        {"", 2}},
       {"targets_met",
        "an adaptive configuration meets both targets",
-       bench::yes_no(!met_by.empty()),
+       report::yes_no(!met_by.empty()),
        {}},
       {"met_by", "met by", met_by.empty() ? cell{} : cell{met_by}, {}, met_by.empty()}};
 

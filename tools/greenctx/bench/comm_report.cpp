@@ -71,7 +71,7 @@ report::record comm_record(const results &r, const nlohmann::json &env) {
   report::series points{"points",
                         "the all-reduce (time: the slowest GPU's) next to the GEMM loop",
                         {{"size", "size", {}, align::left},
-                         {"bytes", "bytes", count},
+                         {"bytes", "bytes", count, align::right, true},
                          {"mode", "mode", {}, align::left},
                          {"comm_sms", "all-reduce SMs", {}, align::left},
                          {"samples", "samples", count},

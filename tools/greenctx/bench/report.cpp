@@ -180,7 +180,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
        {"", 0},
        true},
       {"quantization", "wave quantization", r.quantization, {}},
-      {"targets_met", "every target met", yes_no(all_met), {}}};
+      {"targets_met", "every target met", report::yes_no(all_met), {}}};
 
   std::vector<std::pair<std::string, const critical_stats *>> series;
   for (const auto &p : r.placements)
@@ -190,7 +190,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
   report::series placements{"placements",
                             "critical latency per placement (host: launch to completion seen by "
                             "the host; GPU: events around the launch)",
-                            {{"placement", "name", {}, align::left},
+                            {{"placement", "name", {}, align::left, true},
                              {"description", "placement", {}, align::left},
                              {"host_min_us", "host min", us},
                              {"host_p50_us", "p50", us},

@@ -59,11 +59,6 @@ report::series samples_table(const char *name_key,
                              const std::vector<std::pair<std::string, const critical_stats *>> &of,
                              bool start_delay);
 
-/// "yes" or "no".
-inline std::string yes_no(bool b) {
-  return b ? "yes" : "no";
-}
-
 /// Whether the record says its targets were met ("targets_met" is "yes"): --check-targets.
 bool targets_met(const report::record &r);
 

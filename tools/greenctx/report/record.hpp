@@ -119,6 +119,10 @@ std::string gpu_described(const nlohmann::json &env);
 
 /// "12.3 us", "8", "yes", "-" for nothing: a cell for people, with its format.
 std::string show(const cell &c, const number_format &f, bool with_unit = true);
+/// "yes" or "no", as records say a verdict.
+inline std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
 /// Decimals that show about four significant digits of numbers up to `largest` (0 to 6; 1 when
 /// there is no positive number).
 int decimals_for(double largest);
