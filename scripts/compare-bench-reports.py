@@ -21,10 +21,12 @@ CSV, its text). Checked, exactly unless said otherwise:
            sharing, each answer, the one-GPU test warning, each target's met word;
   exit     where BEFORE/N.rc and AFTER/N.rc hold the exit codes of `--from FILE --check-targets`
            (latency and adaptive), the same code.
-Prints one line per file and exits 1 on any difference.
+Prints one line per file and exits 1 on any difference. With --self-test, each number of each
+record (every value, each table field's first number) is then changed by a millionth, one at a
+time, and each change must be found: a line per file says how many were.
 
-  scripts/compare-bench-reports.py BEFORE AFTER FILES.txt   (FILES.txt: "N MODE path" per line,
-                                                             MODE latency, adaptive or comm)
+  scripts/compare-bench-reports.py BEFORE AFTER FILES.txt [--self-test]
+      (FILES.txt: "N MODE path" per line, MODE latency, adaptive or comm)
 """
 import csv
 import json
@@ -72,8 +74,39 @@ def p99(xs):  # measure::summarize's: linear between closest ranks
     return s[lo] + (s[hi] - s[lo]) * (rank - lo)
 
 
-def samples_of(table, key, name, field):
-    return [r[field] for r in table if r[key] == name]
+def grouped(d, table, *keys):
+    """The rows of a raw table by their key fields, in order; each group's "sample" must count
+    from 0."""
+    out = {}
+    for r in table:
+        out.setdefault(tuple(r[k] for k in keys), []).append(r)
+    for at, group in out.items():
+        d.same(f"sample numbers of {at}", list(range(len(group))), [r["sample"] for r in group])
+    return out
+
+
+def column(groups, at, field):
+    return [r[field] for r in groups.get(at, [])]
+
+
+def check_environment(d, old_env, rec):
+    """Every field of the environment the old file had, as the record shows it."""
+    new = rec["environment"]
+    for k, v in old_env.items():
+        if k not in new:
+            d.problems.append(f"environment {k} lost")
+            continue
+        w = new[k]["value"]
+        if isinstance(v, bool):
+            d.same(f"environment {k}", "yes" if v else "no", w)
+        elif isinstance(v, (int, float, str)):
+            d.same(f"environment {k}", v, w)
+        elif isinstance(v, dict) and "available" in v:  # the clocks, as text
+            for part in ("sm_mhz", "sm_max_mhz", "mem_mhz", "mem_max_mhz"):
+                if v.get("available") and f"{v[part]}" not in (w or ""):
+                    d.problems.append(f"environment {k} lacks {part} {v[part]}: {w!r}")
+        elif v is not None:
+            d.same(f"environment {k}", json.dumps(v, separators=(",", ":")), w)
 
 
 def check_config(d, old_config, rec, skip=()):
@@ -107,7 +140,8 @@ def compare_latency(d, old, rec, text):
         for ok, nk in (("work", "work"), ("seconds", "seconds"), ("rate_display", "rate"),
                        ("of_full", "of_full"), ("of_sm_share", "of_sm_share")):
             d.same(f"background {name} {ok}", o[ok], n.get(nk))
-    placements, samples = rows(rec, "placements"), rows(rec, "samples")
+    placements = rows(rec, "placements")
+    samples = grouped(d, rows(rec, "samples"), "placement")
     d.same("placements", len(old["placements"]), len(placements))
     count = 0
     for o, n in zip(old["placements"], placements):
@@ -127,7 +161,7 @@ def compare_latency(d, old, rec, text):
                        ("of_sm_share", "of_sm_share")):
             d.same(f"{name} {nk}", bg[ok] if bg else None, n[nk])
         for field in ("host_us", "gpu_us", "start_delay_us"):
-            old_s, new_s = c["samples"][field], samples_of(samples, "placement", name, field)
+            old_s, new_s = c["samples"][field], column(samples, (name,), field)
             new_s = new_s[:len(old_s)] if all(x is None for x in new_s[len(old_s):]) else new_s
             d.same(f"{name} samples {field}", old_s, new_s)
         count += len(c["samples"]["host_us"])
@@ -174,7 +208,9 @@ def compare_adaptive(d, old, rec, text):
         d.same(f"alone {o['sms']} seconds", o["rate"]["seconds"], n["seconds"])
         d.same(f"alone {o['sms']} GB/s", o["rate"]["bytes_per_s"] / 1e9, n["rate_gbs"])
     runs = {r["measured"]: r for r in background if r["measured"] != "alone"}
-    configs, samples, waits = rows(rec, "configurations"), rows(rec, "samples"), rows(rec, "waits")
+    configs = rows(rec, "configurations")
+    samples = grouped(d, rows(rec, "samples"), "configuration")
+    waits = grouped(d, rows(rec, "waits"), "configuration")
     d.same("configurations", len(old["configurations"]), len(configs))
     count = 0
     for o, n in zip(old["configurations"], configs):
@@ -193,10 +229,12 @@ def compare_adaptive(d, old, rec, text):
         if bg:
             d.same(f"{name} bytes", bg["bytes"], runs.get(name, {}).get("bytes"))
             d.same(f"{name} seconds", bg["seconds"], runs.get(name, {}).get("seconds"))
+            d.same(f"{name} rate", bg["bytes_per_s"] / 1e9, runs.get(name, {}).get("rate_gbs"))
+            d.same(f"{name} SMs", None, runs.get(name, {}).get("sms"))
         for field in ("host_us", "gpu_us"):
             d.same(f"{name} samples {field}", cr["samples"][field],
-                   samples_of(samples, "configuration", name, field))
-        d.same(f"{name} waits", o["wait_us"], samples_of(waits, "configuration", name, "wait_us"))
+                   column(samples, (name,), field))
+        d.same(f"{name} waits", o["wait_us"], column(waits, (name,), "wait_us"))
         count += len(cr["samples"]["host_us"])
     by_name = {r["name"]: r for r in configs}
     for t in old["targets"]:
@@ -214,7 +252,11 @@ def compare_comm(d, old, rec, text):
         d.same(k, old[k], value(rec, k))
     d.same("devices", ",".join(map(str, old["devices"])), value(rec, "devices"))
     d.same("ks", ",".join(map(str, old["ks"])), value(rec, "ks"))
-    points, samples, parts = rows(rec, "points"), rows(rec, "samples"), rows(rec, "partitions")
+    points = rows(rec, "points")
+    samples = grouped(d, rows(rec, "samples"), "bytes", "mode")
+    parts = {}
+    for r in rows(rec, "partitions"):
+        parts.setdefault((r["bytes"], r["mode"]), []).append(r)
     seen = {r["mode"]: r for r in rows(rec, "confinement")}
     d.same("points", len(old["points"]), len(points))
     count = 0
@@ -230,23 +272,27 @@ def compare_comm(d, old, rec, text):
                 d.problems.append(f"{at}: GEMM {o['gemm_tflops']} lost")
         else:
             d.same(f"{at} GEMM", o["gemm_tflops"], n["gemm_tflops"])
+        kept = 100 * o["gemm_tflops"] / old["gemm_alone_tflops"] if (
+            n["gemm_tflops"] is not None and old["gemm_alone_tflops"] > 0) else None
+        d.same(f"{at} GEMM kept", kept, n["gemm_kept"], rel=1e-12)
         d.same(f"{at} confined", {True: "yes", False: "no", None: None}[o.get("confined")],
                n["confined"])
         d.same(f"{at} failure", o["failure"] or None, n["failure"])
-        mine = [r for r in parts if r["bytes"] == o["bytes"] and r["mode"] == o["mode"]]
+        mine = parts.get((o["bytes"], o["mode"]), [])
         d.same(f"{at} SMs per GPU", o["comm_sms"], [r["sms"] for r in mine])
         d.same(f"{at} GPUs", old["devices"][:len(mine)], [r["gpu"] for r in mine])
         if o.get("confinement"):
             d.same(f"{at} confinement", o["confinement"], seen.get(o["mode"], {}).get("seen"))
         d.same(f"{at} all-reduce times", o["allreduce_us"],
-               [r["allreduce_us"] for r in samples
-                if r["bytes"] == o["bytes"] and r["mode"] == o["mode"]])
+               column(samples, (o["bytes"], o["mode"]), "allreduce_us"))
         count += len(o["allreduce_us"])
     answers = rows(rec, "answers")
     d.same("answers", len(old["answers"]), len(answers))
     for o, n in zip(old["answers"], answers):
         at = f"answer {o['bytes']}"
         d.same(f"{at} bytes", o["bytes"], n["bytes"])
+        d.same(f"{at} size", n["size"], next((p["size"] for p in points
+                                               if p["bytes"] == o["bytes"]), None))
         d.same(f"{at} k", o["k"], n["k"])
         d.same(f"{at} k mode", o.get("k_mode") or None, n["k_mode"])
         d.same(f"{at} k p50", o["k_p50_us"] if o["k"] is not None else None, n["k_p50_us"])
@@ -284,25 +330,62 @@ def compare_csv(d, mode, before, after):
                 d.problems.append(f"CSV row {i + 1} {k}: before {v!r}, after {w!r}")
 
 
+def compare_record(mode, old, rec, text):
+    """The problems of `rec` against `old`, and what was counted."""
+    d = Diff()
+    kinds = {"latency": "bench", "adaptive": "bench-adaptive", "comm": "bench-comm"}
+    d.same("kind", "greenctx." + kinds[mode], rec["kind"])
+    d.same("schema", 2, rec["schema"])
+    compare = {"latency": compare_latency, "adaptive": compare_adaptive, "comm": compare_comm}[mode]
+    try:
+        check_environment(d, old["environment"], rec)
+        counts = compare(d, old, rec, text)
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        counts = "?"
+        d.problems.append(f"missing or mistyped in the record: {e!r}")
+    return d, counts
+
+
+def numbers(rec):
+    """Where the record holds a number: every value, and each field's first number in each
+    table."""
+    for part in ("environment", "config", "values"):
+        for k, q in rec[part].items():
+            if isinstance(q["value"], (int, float)) and not isinstance(q["value"], bool):
+                yield (part, k), q, "value"
+    for name, t in rec["tables"].items():
+        for f in t["fields"]:
+            r = next((r for r in t["rows"] if isinstance(r.get(f), (int, float))
+                      and not isinstance(r.get(f), bool)), None)
+            if r is not None:
+                yield (name, f), r, f
+
+
+def self_test(mode, old, rec, text):
+    """Each number of the record changed by a millionth (or one millionth where it is 0), one at
+    a time: how many the comparison catches, and which it does not."""
+    caught, missed = 0, []
+    for at, holder, key in list(numbers(rec)):
+        was = holder[key]
+        holder[key] = was * (1 + 1e-6) if was else 1e-6
+        if compare_record(mode, old, rec, text)[0].problems:
+            caught += 1
+        else:
+            missed.append(".".join(at))
+        holder[key] = was
+    return caught, missed
+
+
 def main():
     before, after, listing = sys.argv[1:4]
+    testing = "--self-test" in sys.argv[4:]
     bad = 0
     for line in open(listing):
         n, mode, path = line.split()
-        d = Diff()
         old = json.load(open(f"{before}/{n}.json"))
         rec = json.load(open(f"{after}/{n}.json"))
         text = open(f"{after}/{n}.txt").read()
-        kinds = {"latency": "bench", "adaptive": "bench-adaptive", "comm": "bench-comm"}
-        d.same("kind", "greenctx." + kinds[mode], rec["kind"])
-        d.same("schema", 2, rec["schema"])
-        compare = {"latency": compare_latency, "adaptive": compare_adaptive,
-                   "comm": compare_comm}[mode]
-        try:
-            counts = compare(d, old, rec, text)
-        except (KeyError, TypeError, IndexError) as e:
-            counts = "?"
-            d.problems.append(f"missing or mistyped in the record: {e!r}")
+        d, counts = compare_record(mode, old, rec, text)
         compare_csv(d, mode, f"{before}/{n}.csv", f"{after}/{n}.csv")
         if os.path.exists(f"{before}/{n}.rc"):  # the exit code of --from FILE --check-targets
             d.same("exit code", open(f"{before}/{n}.rc").read().strip(),
@@ -313,6 +396,11 @@ def main():
         if len(d.problems) > 20:
             print(f"  ... and {len(d.problems) - 20} more")
         bad += bool(d.problems)
+        if testing and not d.problems:
+            caught, missed = self_test(mode, old, rec, text)
+            print(f"  self-test: {caught} of {caught + len(missed)} numbers of the record changed "
+                  f"by a millionth were caught" + (f"; NOT: {', '.join(missed)}" if missed else ""))
+            bad += bool(missed)
     sys.exit(1 if bad else 0)
 
 
