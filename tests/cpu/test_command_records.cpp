@@ -2,7 +2,7 @@
 // older greenctx wrote, converted for --from.
 #include "info_report.hpp"
 #include "split_report.hpp"
-#include "verify_record.hpp"
+#include "verify_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "report/output.hpp"
 #include "verify_processes.hpp"
-#include "verify_record.hpp"
+#include "verify_report.hpp"
 
 #include <fmt/format.h>
 

@@ -24,7 +24,7 @@ void add_scale(CLI::App &app, action &run);
 void add_mps(CLI::App &app, action &run);
 void add_tune(CLI::App &app, action &run);
 
-/// Verifies `set` on the hardware: the record `greenctx verify` prints (verify_record.hpp).
+/// Verifies `set` on the hardware: the record `greenctx verify` prints (verify_report.hpp).
 report::record verification_record(const greenctx::device &dev, const greenctx::partition_set &set,
                                    const greenctx::partition_request &request,
                                    unsigned blocks_per_sm);

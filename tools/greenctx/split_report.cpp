@@ -13,15 +13,12 @@ namespace {
 
 using report::cell;
 using report::number_format;
+using report::yes_no;
 
 const number_format count{"", 0};
 
 cell number(unsigned v) {
   return static_cast<double>(v);
-}
-
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
 }
 
 } // namespace

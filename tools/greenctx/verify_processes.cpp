@@ -22,7 +22,7 @@
 #include "process.hpp"
 #include "report/json.hpp"
 #include "report/output.hpp"
-#include "verify_record.hpp"
+#include "verify_report.hpp"
 
 #include <fmt/format.h>
 

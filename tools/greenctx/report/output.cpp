@@ -58,12 +58,6 @@ bool json_replaces_text(const std::string &path) noexcept {
   return path == stdout_path;
 }
 
-nlohmann::json stamped(std::string_view kind, nlohmann::json body) {
-  body["kind"] = kind_name(kind);
-  body["schema"] = report_schema;
-  return body;
-}
-
 void add_json_option(CLI::App &cmd, std::string &path) {
   cmd.add_option("--json", path,
                  "Write the result as JSON to FILE, or print it instead of the text with - or no "
@@ -71,11 +65,6 @@ void add_json_option(CLI::App &cmd, std::string &path) {
       ->expected(0, 1)
       ->default_str(stdout_path)
       ->type_name("[FILE]");
-}
-
-void write_json(const std::string &command, std::string_view kind, const std::string &path,
-                const nlohmann::json &body) {
-  put_json(command, path, [&](bool pretty) { return dumped(stamped(kind, body), pretty); });
 }
 
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help) {
@@ -119,69 +108,54 @@ void check_output_paths(const std::string &command, const output_options &opt) {
 
 namespace {
 
-// What a report writes, each rendering made only when it is printed or its file was asked for;
-// json_text(pretty) is the stamped document.
-struct renderings {
-  std::function<std::string()> text, markdown;
-  std::function<std::string(bool pretty)> json_text;
-  std::function<std::string()> csv, svg;
-};
-
-void emit(const std::string &command, const output_options &opt, const renderings &r) {
-  if (!json_replaces_text(opt.json)) {
-    std::fflush(stdout); // after what a measured program printed
-    std::fputs(r.text().c_str(), stdout);
-  }
-  if (!opt.markdown.empty())
-    write_file(command, opt.markdown, r.markdown());
-  if (!opt.json.empty())
-    put_json(command, opt.json, r.json_text);
-  if (!opt.csv.empty())
-    write_file(command, opt.csv, r.csv());
-  if (!opt.svg.empty())
-    write_file(command, opt.svg, r.svg());
-}
-
 [[noreturn]] void not_a_file_of(const std::string &command, const std::string &path,
                                 const char *why) {
   reject(command, "'" + path + "' is not a " + command + " JSON file: " + why);
 }
 
-template <class Json> Json parsed(const std::string &command, const std::string &path) {
+nlohmann::ordered_json parsed(const std::string &command, const std::string &path) {
   std::ifstream f(path);
   if (!f)
     reject(command, "cannot read '" + path + "'");
   try {
-    return Json::parse(f);
+    return nlohmann::ordered_json::parse(f);
   } catch (const nlohmann::json::exception &e) {
     not_a_file_of(command, path, e.what());
   }
 }
 
 // Refuses a document that names a kind other than `kind`.
-template <class Json>
 void check_kind(const std::string &command, std::string_view kind, const std::string &path,
-                const Json &j) {
+                const nlohmann::ordered_json &j) {
   if (j.is_object() && j.contains("kind") && j["kind"] != kind_name(kind))
-    reject(command, fmt::format("'{}' holds a {} result, not a {} one", path,
-                                j["kind"].is_string() ? j["kind"].template get<std::string>()
-                                                      : j["kind"].dump(),
-                                kind_name(kind)));
+    reject(command,
+           fmt::format("'{}' holds a {} result, not a {} one", path,
+                       j["kind"].is_string() ? j["kind"].get<std::string>() : j["kind"].dump(),
+                       kind_name(kind)));
 }
 
 } // namespace
 
 void print_record(const std::string &command, const output_options &opt, const report::record &r) {
-  emit(command, opt,
-       {[&] { return report::to_text(r); }, [&] { return report::to_markdown(r); },
-        [&](bool pretty) { return dumped(report::to_json(r), pretty); },
-        [&] { return report::to_csv(r); }, [&] { return report::to_svg(r); }});
+  // Each rendering is made only when it is printed or its file was asked for.
+  if (!json_replaces_text(opt.json)) {
+    std::fflush(stdout); // after what a measured program printed
+    std::fputs(report::to_text(r).c_str(), stdout);
+  }
+  if (!opt.markdown.empty())
+    write_file(command, opt.markdown, report::to_markdown(r));
+  if (!opt.json.empty())
+    put_json(command, opt.json, [&](bool pretty) { return dumped(report::to_json(r), pretty); });
+  if (!opt.csv.empty())
+    write_file(command, opt.csv, report::to_csv(r));
+  if (!opt.svg.empty())
+    write_file(command, opt.svg, report::to_svg(r));
 }
 
 report::record read_record(const std::string &command, std::string_view kind,
                            const std::string &path,
                            const std::function<report::record(const nlohmann::json &)> &older) {
-  const auto j = parsed<nlohmann::ordered_json>(command, path);
+  const auto j = parsed(command, path);
   check_kind(command, kind, path, j);
   try {
     if (j.is_object() && !j.contains("tables") && older)

@@ -1,9 +1,9 @@
-// How every command's results leave it. Each JSON document carries "kind" ("greenctx.bench") and
-// "schema" (a record's own, report::record::schema; report_schema for the documents info, verify
-// and split write), and `--json FILE` means the same everywhere: the file, or stdout in place of
-// the text with `-`. The commands that measure (bench, scale, tune) print records
-// (print_record), with --csv, --svg, --markdown and --from registered, checked, written and read
-// back (read_record) the same way for each.
+// How every command's results leave it: each command builds one record of the report model
+// (report/record.hpp) and prints it here (print_record), and --from reads one back (read_record).
+// Each JSON document carries "kind" ("greenctx.bench") and "schema" (the record's), and `--json
+// FILE` means the same everywhere: the file, or stdout in place of the text with `-`. --csv,
+// --svg, --markdown and --from are registered, checked, written and read back the same way for
+// each command.
 #pragma once
 
 #include "report/record.hpp"
@@ -17,13 +17,6 @@
 
 namespace greenctx::cli {
 
-/// The version of the layout of every JSON document greenctx writes (its "schema"): raised when a
-/// field changes meaning or goes away, not when one is added. Documents without one are older.
-inline constexpr int report_schema = 1;
-
-/// `body` (an object) with "kind": "greenctx.<kind>" and "schema": report_schema.
-nlohmann::json stamped(std::string_view kind, nlohmann::json body);
-
 /// Adds --json [FILE] to a command that prints one result (info, verify, split): FILE, or the
 /// JSON on stdout instead of the text with `-` or no value (the older spelling `--json`).
 void add_json_option(CLI::App &cmd, std::string &path);
@@ -34,11 +27,6 @@ bool json_replaces_text(const std::string &path) noexcept;
 /// Rejects, before any work, a --json path whose folder does not exist or that is a folder ("-"
 /// and empty pass). Throws request_error naming `command`.
 void check_json_path(const std::string &command, const std::string &path);
-
-/// Writes `body` stamped with `kind` to `path`, or prints it when `path` is "-". Throws
-/// request_error naming `command` when the file cannot be written.
-void write_json(const std::string &command, std::string_view kind, const std::string &path,
-                const nlohmann::json &body);
 
 /// Where to write the report's files (empty: not asked), and a saved run to report again.
 struct output_options {

@@ -14,15 +14,12 @@ namespace {
 using report::cell;
 using report::number_format;
 using report::quantity;
+using report::yes_no;
 
 const number_format count{"", 0}, ratio{"", 2}, percent{"%", 1};
 
 cell maybe(const std::optional<double> &x) {
   return x ? cell{*x} : cell{};
-}
-
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
 }
 
 // What the preload library could not confine, once per point and problem.

@@ -1,4 +1,4 @@
-#include "verify_record.hpp"
+#include "verify_report.hpp"
 
 #include "report/json.hpp"
 
@@ -11,15 +11,12 @@ namespace {
 
 using report::cell;
 using report::number_format;
+using report::yes_no;
 
 const number_format count{"", 0}, micros{"us", 1};
 
 cell number(double v) {
   return v;
-}
-
-std::string yes_no(bool b) {
-  return b ? "yes" : "no";
 }
 
 char letter(std::size_t i) {
