@@ -1,6 +1,7 @@
 // The readers behind --from on any bytes that parse as JSON: the report model's reader of records
 // (bench, bench adaptive, bench comm, scale and tune write records), and the converters of the
-// files written before the record (bench's three modes and scale, schema 1 and older). Each either
+// files written before the record (info, verify, split, bench's three modes and scale, schema 1 and
+// older). Each either
 // gives a record or refuses with nlohmann::json::exception (the CLI turns it into "not a ... JSON
 // file", exit 2) or greenctx::error; any other exception would reach the user as an unexplained
 // message, and is a finding. A record, read or converted, must render in every format (text,
@@ -11,9 +12,12 @@
 #include "bench/adaptive.hpp"
 #include "bench/comm.hpp"
 #include "bench/report.hpp"
+#include "info_report.hpp"
 #include "report/record.hpp"
 #include "scale/records.hpp"
 #include "scale/report.hpp"
+#include "split_report.hpp"
+#include "verify_report.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -100,6 +104,24 @@ report::record older_scale(const nlohmann::json &j) {
   return scale::scale_record(scale::from_json(j), j.at("environment"));
 }
 
+// info, verify and split as their commands' --from convert them.
+report::record older_info(const nlohmann::json &j) {
+  using namespace greenctx::cli;
+  return info::info_record(info::from_json(j), info::environment_from_json(j), "not recorded");
+}
+
+report::record older_verify(const nlohmann::json &j) {
+  using namespace greenctx::cli;
+  return verification::verify_record(verification::from_json(j),
+                                     verification::environment_from_json(j));
+}
+
+report::record older_split(const nlohmann::json &j) {
+  using namespace greenctx::cli;
+  return split_report::split_record(split_report::from_json(j),
+                                    j.value("environment", nlohmann::json::object()));
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t size) {
@@ -113,6 +135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
   check_older("bench adaptive", j, bench::adaptive::older_record);
   check_older("bench comm", j, bench::comm::older_record);
   check_older("scale (schema 1)", j, older_scale);
+  check_older("info", j, older_info);
+  check_older("verify", j, older_verify);
+  check_older("split", j, older_split);
   check_scale_results(j);
   return 0;
 }

@@ -140,7 +140,6 @@ results from_json(const nlohmann::json &j) {
   r.max_connections_in_effect = whole<int>(mc.at("in_effect"));
   if (const auto it = mc.find("workqueue_config_provisioned"); it != mc.end())
     r.workqueue_config_provisioned = it->get<bool>();
-  // Schema 1 has each GPU in devices; the files before it had one GPU at the top level.
   const auto read_gpu = [](const nlohmann::json &d) {
     gpu g;
     g.device = whole<int>(d.at("device"));
@@ -161,11 +160,7 @@ results from_json(const nlohmann::json &j) {
       g.mps = mps->at("active").get<bool>();
     return g;
   };
-  if (const auto it = j.find("devices"); it != j.end())
-    for (const auto &d : *it)
-      r.gpus.push_back(read_gpu(d));
-  else
-    r.gpus.push_back(read_gpu(j));
+  r.gpus = read_each_gpu(j, read_gpu);
   for (const auto &[name, f] : j.at("features").items())
     r.features.push_back({name, f.at("native_since").get<std::string>(),
                           f.at("status").get<std::string>(),

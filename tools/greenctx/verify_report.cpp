@@ -210,11 +210,7 @@ results from_json(const nlohmann::json &j) {
     v.notes = d.at("notes").get<std::vector<std::string>>();
     return g;
   };
-  if (const auto it = j.find("devices"); it != j.end())
-    for (const auto &d : *it)
-      r.gpus.push_back(read_gpu(d));
-  else
-    r.gpus.push_back(read_gpu(j));
+  r.gpus = read_each_gpu(j, read_gpu);
   return r;
 }
 

@@ -73,4 +73,16 @@ template <class T> T read_or(const nlohmann::json &j, const char *key, T otherwi
   return it == j.end() ? std::move(otherwise) : read_as<T>(*it);
 }
 
+/// `read` of each GPU of an info or verify file written before the record: each element of
+/// "devices" (schema 1) or, in the files before it, the document itself (one GPU at the top level).
+template <class Read> auto read_each_gpu(const nlohmann::json &j, Read read) {
+  std::vector<decltype(read(j))> out;
+  if (const auto it = j.find("devices"); it != j.end())
+    for (const auto &d : *it)
+      out.push_back(read(d));
+  else
+    out.push_back(read(j));
+  return out;
+}
+
 } // namespace greenctx::cli
