@@ -21,10 +21,11 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -142,22 +143,6 @@ distribution distribution_of(std::vector<double> v) {
   return d;
 }
 
-std::string json_string(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -219,35 +204,36 @@ int main(int argc, char **argv) try {
               mib(free_before), mib(free_after), growth, steady_growth);
 
   if (!opt.json.empty()) {
-    std::ostringstream j;
-    j.precision(6);
-    j << "{\n  \"benchmark\": \"repartition\",\n"
-      << "  \"flow\": \"cudaDevSmResourceSplitByCount (1 group of 16 or 32 SMs, alternating, plus "
-         "the rest), cudaDevResourceGenerateDesc x2, cudaGreenCtxCreate x2, "
-         "cudaExecutionCtxStreamCreate x2, 1 kernel + cudaStreamSynchronize, cudaStreamDestroy "
-         "x2, cudaExecutionCtxDestroy x2\",\n"
-      << "  \"gpu\": " << json_string(prop.name) << ",\n"
-      << "  \"sm_count\": " << prop.multiProcessorCount << ",\n"
-      << "  \"driver_version\": " << driver << ",\n"
-      << "  \"date\": " << json_string(utc_now()) << ",\n"
-      << "  \"command_line\": " << json_string(opt.command_line) << ",\n"
-      << "  \"cycles\": " << opt.cycles << ",\n"
-      << "  \"memory_free_before_mib\": " << mib(free_before) << ",\n"
-      << "  \"memory_free_after_first_two_cycles_mib\": " << mib(free_warm) << ",\n"
-      << "  \"memory_free_after_mib\": " << mib(free_after) << ",\n"
-      << "  \"memory_growth_mib\": " << growth << ",\n"
-      << "  \"memory_growth_after_first_two_cycles_mib\": " << steady_growth << ",\n"
-      << "  \"first_cycle_us\": " << samples[0] << ",\n"
-      << "  \"first_32_sm_cycle_us\": " << samples[1] << ",\n"
-      << "  \"cycle_us\": {\"of\": \"cycles 3 to " << opt.cycles << "\", \"min\": " << d.min
-      << ", \"p50\": " << d.p50 << ", \"p90\": " << d.p90 << ", \"p99\": " << d.p99
-      << ", \"max\": " << d.max << ", \"mean\": " << d.mean << "},\n"
-      << "  \"samples_us\": [";
-    for (std::size_t i = 0; i < samples.size(); ++i)
-      j << (i ? "," : "") << samples[i];
-    j << "]\n}\n";
+    const nlohmann::ordered_json j = {
+        {"benchmark", "repartition"},
+        {"flow", "cudaDevSmResourceSplitByCount (1 group of 16 or 32 SMs, alternating, plus the "
+                 "rest), cudaDevResourceGenerateDesc x2, cudaGreenCtxCreate x2, "
+                 "cudaExecutionCtxStreamCreate x2, 1 kernel + cudaStreamSynchronize, "
+                 "cudaStreamDestroy x2, cudaExecutionCtxDestroy x2"},
+        {"gpu", prop.name},
+        {"sm_count", prop.multiProcessorCount},
+        {"driver_version", driver},
+        {"date", utc_now()},
+        {"command_line", opt.command_line},
+        {"cycles", opt.cycles},
+        {"memory_free_before_mib", mib(free_before)},
+        {"memory_free_after_first_two_cycles_mib", mib(free_warm)},
+        {"memory_free_after_mib", mib(free_after)},
+        {"memory_growth_mib", growth},
+        {"memory_growth_after_first_two_cycles_mib", steady_growth},
+        {"first_cycle_us", samples[0]},
+        {"first_32_sm_cycle_us", samples[1]},
+        {"cycle_us",
+         {{"of", "cycles 3 to " + std::to_string(opt.cycles)},
+          {"min", d.min},
+          {"p50", d.p50},
+          {"p90", d.p90},
+          {"p99", d.p99},
+          {"max", d.max},
+          {"mean", d.mean}}},
+        {"samples_us", samples}};
     std::ofstream f(opt.json);
-    f << j.str();
+    f << j.dump(2) << "\n";
     if (!f.flush())
       throw std::runtime_error("cannot write " + opt.json);
     std::printf("  results: %s\n", opt.json.c_str());
