@@ -276,14 +276,14 @@ def test_measure_adaptive_with_a_python_critical_and_the_default_copy(gpu):
     def critical(stream):
         calls.append(stream.sms().sm_count)
         greenctx.fill_sms(stream, 0.00002)
-    r = greenctx.measure_adaptive(gpu, critical, shrink_to=[16, 64],
+    r = greenctx.measure_adaptive(gpu, critical, shrink_to=[8, 64],
                                   policies=["lead", "reactive-wait"], samples=20, warmup=2,
                                   rounds=2, rate_window_ms=20)
     names = [c["name"] for c in r["configurations"]]
-    assert names == ["alone", "static", "adaptive-16-lead", "adaptive-16-reactive-wait",
+    assert names == ["alone", "static", "adaptive-8-lead", "adaptive-8-reactive-wait",
                      "adaptive-64-lead", "adaptive-64-reactive-wait"]
     assert set(calls) == {16} and r["critical_shared"], r["critical_sharing"]
-    assert r["narrow_sms"] == [16, 64] and r["background_unit"] == "GB/s"
+    assert r["narrow_sms"] == [8, 64] and r["background_unit"] == "GB/s"
     for c in r["configurations"]:
         assert len(c["critical"]["host_us"]) == 20
         assert (c["background"] is None) == (c["name"] == "alone")

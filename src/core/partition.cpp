@@ -12,13 +12,13 @@ std::string partition::label() const {
 }
 
 described_partitions describe_partitions(const device &dev, const partition_request &request,
-                                         split_flags flags) {
+                                         split_flags flags, unsigned piece_size) {
   constexpr const char *api = "greenctx::describe_partitions";
   const sm_resource all = dev.sms();
   const granularity grain =
       effective_granularity(all.grain(), all.compute_capability_major(), flags);
   described_partitions out;
-  out.plan = plan_partitions(request, all.sm_count(), grain, flags);
+  out.plan = plan_partitions(request, all.sm_count(), grain, flags, piece_size);
 
   if (out.plan.groups == 0) {
     // "rest" alone, or one partition of every SM: the whole device, no split.

@@ -62,11 +62,28 @@ pool pool::create(const device &dev, std::span<const std::string> layouts,
   const std::size_t free_before = dev.memory_info().first;
 
   // Plan and split every layout before making any context, so that a layout that cannot be made
-  // costs no green context (each would leak when destroyed).
+  // costs no green context (each would leak when destroyed). Every layout is split into pieces of
+  // one size where the arithmetic allows, so that equal partitions at the same place share; a
+  // layout the driver cannot make of those pieces falls back to its own.
+  const sm_resource all = dev.sms();
+  const unsigned piece = pool_piece_size(
+      requests, all.sm_count(),
+      effective_granularity(all.grain(), all.compute_capability_major(), options.flags),
+      options.flags);
+  const auto describe = [&](const partition_request &request) {
+    if (piece != 0) {
+      try {
+        return describe_partitions(dev, request, options.flags, piece);
+      } catch (const request_error &) {
+        // its own piece below; if that fails too, its error is the one reported
+      }
+    }
+    return describe_partitions(dev, request, options.flags);
+  };
   std::vector<described_partitions> described;
   for (const auto &r : requests) {
     try {
-      described.push_back(describe_partitions(dev, r.request, options.flags));
+      described.push_back(describe(r.request));
     } catch (const request_error &e) {
       throw request_error(e.code(), api, "layout '" + r.name + "' cannot be made: " + e.what());
     }

@@ -77,7 +77,7 @@ partition_request parse_partition_request(std::string_view text) {
 }
 
 partition_plan plan_partitions(const partition_request &request, unsigned sm_count,
-                               granularity grain, split_flags flags) {
+                               granularity grain, split_flags flags, unsigned piece_size) {
   partition_plan plan;
   plan.device_sms = sm_count;
   plan.grain = grain;
@@ -133,6 +133,15 @@ partition_plan plan_partitions(const partition_request &request, unsigned sm_cou
                " SMs (the minimum partition), so they cannot come from one split. Use sizes that "
                "are multiples of " +
                std::to_string(grain.min_partition));
+  if (piece_size != 0) {
+    if (piece_size < grain.min_partition || piece % piece_size != 0)
+      reject(plan_api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+             "pieces of " + std::to_string(piece_size) + " SMs were asked for, but sizes " +
+                 request.to_string() + " need a piece that divides each of them (" +
+                 std::to_string(piece) + " does) and has at least " +
+                 std::to_string(grain.min_partition) + " SMs (the minimum partition)");
+    piece = piece_size;
+  }
   plan.piece_size = piece;
   // Which pieces each partition takes is the heterogeneous-split planner's work, here on the
   // arithmetic of a split (as many pieces as fit), as partition_set does on the driver.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <numeric>
+#include <optional>
 
 namespace greenctx {
 namespace {
@@ -54,6 +56,28 @@ std::vector<layout_request> parse_layouts(std::span<const std::string> texts) {
     out.push_back(std::move(l));
   }
   return out;
+}
+
+unsigned pool_piece_size(std::span<const layout_request> layouts, unsigned sm_count,
+                         granularity grain, split_flags flags) {
+  const auto plan_of = [&](const layout_request &l,
+                           unsigned piece) -> std::optional<partition_plan> {
+    try {
+      return plan_partitions(l.request, sm_count, grain, flags, piece);
+    } catch (const request_error &) {
+      return std::nullopt;
+    }
+  };
+  unsigned common = 0;
+  for (const auto &l : layouts)
+    if (const auto plan = plan_of(l, 0); plan && plan->groups > 0)
+      common = std::gcd(common, plan->piece_size);
+  if (common == 0 || common < grain.min_partition)
+    return 0;
+  for (const auto &l : layouts)
+    if (plan_of(l, 0) && !plan_of(l, common))
+      return 0;
+  return common;
 }
 
 } // namespace greenctx

@@ -276,4 +276,34 @@ TEST(PlanPartitions, RestWithNothingLeftIsRejected) {
   EXPECT_TRUE(contains(failure->what(), "rest"));
 }
 
+// ---- plan_partitions with a given piece (a pool's) ---------------------------------------------
+
+TEST(PlanPartitions, AGivenPieceThatDividesEverySizeIsUsed) {
+  const auto request = greenctx::parse_partition_request("16,rest");
+  const auto own = greenctx::plan_partitions(request, h200_sms, hopper);
+  EXPECT_EQ(own.piece_size, 16u);
+  EXPECT_EQ(own.groups, 1u);
+  const auto fine = greenctx::plan_partitions(request, h200_sms, hopper, {}, 8);
+  EXPECT_EQ(fine.piece_size, 8u);
+  EXPECT_EQ(fine.groups, 2u);
+  EXPECT_EQ(fine.parts.at(0).pieces, 2u);
+  EXPECT_EQ(fine.parts.at(0).planned, 16u);
+  EXPECT_EQ(fine.parts.at(1).planned, own.parts.at(1).planned);
+}
+
+TEST(PlanPartitions, AGivenPieceThatDoesNotDivideOrIsTooSmallIsRefused) {
+  const auto request = greenctx::parse_partition_request("24,rest");
+  for (unsigned piece : {16u, 4u}) {
+    SCOPED_TRACE(piece);
+    try {
+      greenctx::plan_partitions(request, h200_sms, hopper, {}, piece);
+      ADD_FAILURE() << "planned with pieces of " << piece;
+    } catch (const greenctx::request_error &e) {
+      const std::string m = e.what();
+      EXPECT_TRUE(contains(m, "pieces of " + std::to_string(piece) + " SMs were asked for")) << m;
+      EXPECT_TRUE(contains(m, "(24 does)")) << m;
+    }
+  }
+}
+
 } // namespace

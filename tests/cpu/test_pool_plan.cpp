@@ -13,6 +13,7 @@ namespace {
 using greenctx::layout_request;
 using greenctx::parse_layout;
 using greenctx::parse_layouts;
+using greenctx::pool_piece_size;
 using greenctx::request_error;
 
 // The message of the request_error that parse_layouts throws for `texts` (fails the test if none).
@@ -75,6 +76,37 @@ TEST(PoolPlan, a_malformed_layout_names_itself_and_the_forms_that_work) {
   EXPECT_NE(m.find("neither a whole number"), std::string::npos) << m;
   EXPECT_THROW(parse_layout(""), request_error);
   EXPECT_THROW(parse_layout("rest,16"), request_error);
+}
+
+// The piece a pool of `texts` splits by on a GPU of `sms` SMs and `grain` (an H200's by default).
+unsigned pool_piece(const std::vector<std::string> &texts, unsigned sms = 132,
+                    greenctx::granularity grain = {8, 8}) {
+  return pool_piece_size(parse_layouts(texts), sms, grain);
+}
+
+TEST(PoolPlan, every_layout_is_split_into_the_pieces_that_all_their_sizes_share) {
+  // "16" alone would be one piece of 16; beside "16,8,rest" it is two pieces of 8, the same two
+  // as in that layout, so that both layouts' first partitions are one green context.
+  EXPECT_EQ(pool_piece({"16,rest", "16,8,rest", "16,64,rest"}), 8u);
+  EXPECT_EQ(pool_piece({"16,rest", "16,16,rest", "32,rest", "all"}), 16u);
+  EXPECT_EQ(pool_piece({"24,rest", "48,rest"}), 24u);
+}
+
+TEST(PoolPlan, no_common_piece_when_none_is_needed_or_none_fits) {
+  EXPECT_EQ(pool_piece({"all", "rest"}), 0u);     // no layout is split
+  EXPECT_EQ(pool_piece({"132"}), 0u);             // one partition of every SM
+  EXPECT_EQ(pool_piece({"16,rest", "132"}), 16u); // the whole device takes no piece
+  EXPECT_EQ(pool_piece({"24,rest", "16,rest"}), 8u);
+  // On an Ampere GPU (minimum 4, alignment 2) 4 and 6 SMs share only pieces of 2, below the
+  // minimum partition: each layout keeps its own piece.
+  const greenctx::granularity ampere{4, 2};
+  EXPECT_EQ(pool_piece({"4,rest", "6,rest"}, 108, ampere), 0u);
+  EXPECT_EQ(pool_piece({"8,rest", "12,rest"}, 108, ampere), 4u);
+}
+
+TEST(PoolPlan, a_layout_that_cannot_be_planned_does_not_decide_the_piece) {
+  // "200,rest" is refused by pool::create with its own message; the others still share.
+  EXPECT_EQ(pool_piece({"16,rest", "200,rest", "32,rest"}), 16u);
 }
 
 } // namespace

@@ -47,6 +47,28 @@ TEST_F(PoolTest, layouts_with_the_same_partition_share_its_context_and_streams) 
   EXPECT_GT(st.creation_time.count(), 0);
 }
 
+TEST_F(PoolTest, a_partition_shares_its_context_with_layouts_whose_sizes_need_finer_pieces) {
+  // "16,rest" alone splits by 16; "16,8,rest" needs pieces of 8. The pool splits both by 8, so the
+  // 16 SMs are the same two pieces in both (the adaptive measurement's critical partition).
+  const pool p = pool::create(dev(), {"16,rest", "16,8,rest", "16,64,rest"});
+  const pool_layout &wide = p.layout("16,rest");
+  for (const char *name : {"16,8,rest", "16,64,rest"}) {
+    SCOPED_TRACE(name);
+    const pool_layout &narrow = p.layout(name);
+    EXPECT_EQ(narrow.parts[0].slot, wide.parts[0].slot);
+    EXPECT_EQ(narrow.parts[0].context, wide.parts[0].context);
+    EXPECT_EQ(narrow.parts[0].sm_count, 16u);
+  }
+  EXPECT_EQ(p.stats().contexts, 6u); // one 16, three rests, an 8 and a 64
+  const auto sms = probe(wide.parts[0].streams[0], 8000);
+  EXPECT_EQ(sms.size(), 16u);
+  for (const pool_layout &l : p.layouts())
+    for (std::size_t i = 1; i < l.parts.size(); ++i)
+      for (unsigned sm : probe(l.parts[i].streams[0], 8000))
+        EXPECT_FALSE(std::binary_search(sms.begin(), sms.end(), sm))
+            << l.name << " partition " << i << " runs on SM " << sm << " of the shared 16";
+}
+
 TEST_F(PoolTest, whole_device_layouts_share_one_context_over_every_sm) {
   const pool p = pool::create(dev(), {"all", "rest"});
   EXPECT_EQ(p.stats().contexts, 1u);

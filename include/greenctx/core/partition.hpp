@@ -49,9 +49,10 @@ struct described_partitions {
 /// Plans `request` for `dev` and splits its SMs once into the plan's pieces (no green context is
 /// made). Throws request_error when the request cannot be made (before touching the driver where
 /// the arithmetic says so, or when the driver gives fewer groups than planned), error for driver
-/// failures. Thread safety: any thread.
+/// failures. `piece_size` as in plan_partitions (0: the sizes' own). Thread safety: any thread.
 described_partitions describe_partitions(const device &dev, const partition_request &request,
-                                         split_flags flags = split_flags::none);
+                                         split_flags flags = split_flags::none,
+                                         unsigned piece_size = 0);
 
 /// Partitions made from one split by count, so they never overlap. Keep the set alive and reuse
 /// it: destroying green contexts leaks device memory on driver 580.

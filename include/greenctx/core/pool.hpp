@@ -8,7 +8,10 @@
 // Sharing: partitions of different layouts with the same SMs (descriptors with equal non-zero
 // content_id(), i.e. byte-identical split pieces) share one green context and one set of
 // streams, and every whole-device partition ("all", "rest" alone) shares one green context over
-// all SMs. stats().contexts says how many the pool made.
+// all SMs. So that equal partitions at the same place in two layouts are the same pieces, every
+// layout is split into pieces of one size (pool_piece_size: "16,rest" beside "16,8,rest" is two
+// pieces of 8); a layout the driver cannot make of them keeps its own. stats().contexts says how
+// many the pool made.
 //
 // "all" is a green context over every SM, not the primary context: its streams behave as the
 // other layouts' (non-blocking, never ordered behind the legacy NULL stream), context-wide

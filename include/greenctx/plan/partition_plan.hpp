@@ -50,11 +50,15 @@ struct partition_plan {
   split_flags flags = split_flags::none;
 };
 
-/// Checks and plans a request for a resource of `sm_count` SMs. Throws request_error when it
-/// cannot be made (too many SMs, nothing left for rest, sizes with no common piece), saying why
-/// and what would fit.
+/// Checks and plans a request for a resource of `sm_count` SMs. The split's piece is the greatest
+/// common divisor of the sizes, or `piece_size` when given (not 0): then it must divide every
+/// size and be at least the minimum partition (a pool makes all its layouts of one piece, see
+/// pool_piece_size). Throws request_error when it cannot be made (too many SMs, nothing left for
+/// rest, sizes with no common piece, a piece that does not divide them), saying why and what
+/// would fit.
 partition_plan plan_partitions(const partition_request &request, unsigned sm_count,
-                               granularity grain, split_flags flags = split_flags::none);
+                               granularity grain, split_flags flags = split_flags::none,
+                               unsigned piece_size = 0);
 
 /// The plan's partitions other than "rest", as group parameters for the heterogeneous-split
 /// planner (no clusters promised: co-scheduled count 2).

@@ -31,4 +31,14 @@ layout_request parse_layout(std::string_view text);
 /// entries name the same layout once written canonically ("16,rest" and "16, rest"), saying which.
 std::vector<layout_request> parse_layouts(std::span<const std::string> texts);
 
+/// The piece every split layout of a pool is made of, so that a partition of the same size at the
+/// same place in two layouts ("16" in "16,rest" and in "16,8,rest") is the same pieces of the
+/// same split call, byte-identical, and shares one green context: the greatest common divisor of
+/// every partition's planned size over all layouts, when it is at least the minimum partition and
+/// every layout can be planned with it. 0 when not (each layout then splits by its own piece), and
+/// when no layout needs a split. Layouts that cannot be planned at all are left out (pool::create
+/// reports them). Pure arithmetic; the driver may still give fewer pieces than planned.
+unsigned pool_piece_size(std::span<const layout_request> layouts, unsigned sm_count,
+                         granularity grain, split_flags flags = split_flags::none);
+
 } // namespace greenctx
