@@ -178,6 +178,12 @@ TEST(AdaptiveReport, SvgMarksTargets) {
   EXPECT_TRUE(contains(svg, "target 1.2"));
   EXPECT_TRUE(contains(svg, "target 0.8"));
   EXPECT_TRUE(contains(svg, "</svg>"));
+  // Every configuration here misses a target: its bars are red, none green.
+  EXPECT_TRUE(contains(svg, R"(height="14" fill="#c0392b")"));
+  EXPECT_FALSE(contains(svg, R"(height="14" fill="#27ae60")"));
+  results r = synthetic();
+  r.configurations[3].critical = series(40, 540); // adaptive-64-lead meets both
+  EXPECT_TRUE(contains(report::to_svg(adaptive_record(r, {})), R"(height="14" fill="#27ae60")"));
 }
 
 // The --adaptive run of the H200 saved before the record, converted: every configuration and

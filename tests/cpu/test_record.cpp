@@ -226,9 +226,11 @@ report::record charts() {
                        {"p90", "p90", {"us", 1}},
                        {"p99", "p99", {"us", 1}},
                        {"max", "max", {"us", 1}},
-                       {"share", "share", {"", 3}}}};
-  rows.rows = {{std::string("first <row>"), 10.0, 20.0, 30.0, 40.0, 50.0, 0.5},
-               {std::string("second"), 100.0, 200.0, 300.0, 4000.0, 5000.0, cell{}}};
+                       {"share", "share", {"", 3}},
+                       {"met", "met", {}, align::left}}};
+  rows.rows = {{std::string("first <row>"), 10.0, 20.0, 30.0, 40.0, 50.0, 0.5, std::string("yes")},
+               {std::string("second"), 100.0, 200.0, 300.0, 4000.0, 5000.0, cell{},
+                std::string("NO (isolation)")}};
   report::series points{"points",
                         "",
                         {{"size", "size", {}, align::left},
@@ -246,6 +248,7 @@ report::record charts() {
   boxes.y_from_zero = false;
   report::figure bars{"shares", "rows", "name", {"share"}, "share", {{"at", "target", 0.8, {}}}};
   bars.style = report::figure_style::bars;
+  bars.verdict = "met";
   report::figure lines{"by size", "points", "bytes", {"us"}, "us"};
   lines.group = "mode";
   lines.x_labels = "size";
@@ -272,6 +275,14 @@ TEST(Record, SvgDrawsBarsBoxesAndGroupedLinesOnLogAxes) {
   EXPECT_EQ(lines, 3u) << s;
   for (const char *label : {">one<", ">two<", ">three<", ">1 KiB<", ">1 MiB<"})
     EXPECT_NE(s.find(label), std::string::npos) << label;
+  // The bars are coloured by their verdict (the second row has no share, so no bar), the boxes
+  // have no verdict and keep one colour.
+  EXPECT_NE(s.find(R"(height="14" fill="#27ae60")"), std::string::npos) << "a met bar";
+  EXPECT_EQ(s.find(R"(height="14" fill="#c0392b")"), std::string::npos) << s;
+  EXPECT_NE(s.find(">every target met<"), std::string::npos) << "the verdict's legend";
+  report::record missed = charts();
+  missed.tables[0].rows[0].back() = std::string("NO (background)");
+  EXPECT_NE(report::to_svg(missed).find(R"(height="14" fill="#c0392b")"), std::string::npos);
   if (const char *out = std::getenv("GREENCTX_TEST_CHARTS_SVG")) // for looking at it by hand
     std::ofstream(out) << s;
 }
@@ -285,6 +296,8 @@ TEST(Record, FigureStylesReadBackAndAreChecked) {
   EXPECT_FALSE(j["figures"][2].contains("style")); // lines, the default
   EXPECT_EQ(j["figures"][2]["group"], "mode");
   EXPECT_EQ(j["figures"][2]["x_labels"], "size");
+  EXPECT_EQ(j["figures"][1]["verdict"], "met");
+  EXPECT_FALSE(j["figures"][0].contains("verdict"));
   EXPECT_FALSE(report::to_json(sample())["figures"][0].contains("style"));
   const auto back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
   EXPECT_EQ(report::to_json(back), j);
@@ -300,6 +313,7 @@ TEST(Record, FigureStylesReadBackAndAreChecked) {
   refused([](auto &x) { x["figures"][2]["group"] = "nothing"; }, "a group of an unknown field");
   refused([](auto &x) { x["figures"][2]["x_labels"] = "nothing"; }, "labels of an unknown field");
   refused([](auto &x) { x["figures"][2]["log_x"] = "yes"; }, "log_x not a boolean");
+  refused([](auto &x) { x["figures"][1]["verdict"] = "nothing"; }, "a verdict of an unknown field");
 }
 
 // Every record saved under bench/results/ (tune's and scale's, written before bench's) reads back

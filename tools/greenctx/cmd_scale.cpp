@@ -78,7 +78,7 @@ void report(const scale_options &opt, const scale::results &r, const nlohmann::j
 
 // --from FILE: report a saved run again without running anything. Files written before the
 // report model (schema 1: the runs themselves) are converted.
-int report_saved(const scale_options &opt) {
+int report_from_file(const scale_options &opt) {
   if (!opt.program.empty())
     reject("--from reports a saved run again: give no program after --");
   if (opt.metric_given)
@@ -96,7 +96,7 @@ int report_saved(const scale_options &opt) {
 
 int run_scale(const scale_options &opt) {
   if (!opt.output.from.empty())
-    return report_saved(opt);
+    return report_from_file(opt);
   // Bad input is rejected before the driver is touched and before anything runs.
   for (const auto &extra : opt.extras)
     if (extra != "--")

@@ -87,6 +87,9 @@ struct figure {
   std::string x_labels = {};
   bool log_x = false; ///< lines: x on a log scale (rows with x <= 0 are not drawn)
   bool log_y = false; ///< the values on a log scale (those <= 0 are not drawn)
+  /// bars and boxes: a text field that colours each row, green where it starts with "yes" (a
+  /// target met), red where it starts with "NO" (missed); empty: one colour for every row.
+  std::string verdict = {};
 };
 
 /// A command's result.

@@ -152,6 +152,8 @@ ojson figure_json(const figure &f) {
     out["log_x"] = true;
   if (f.log_y)
     out["log_y"] = true;
+  if (!f.verdict.empty())
+    out["verdict"] = f.verdict;
   return out;
 }
 
@@ -176,6 +178,7 @@ figure read_figure(const ojson &j, const record &r) {
   f.x_labels = j.value("x_labels", std::string());
   f.log_x = j.value("log_x", false);
   f.log_y = j.value("log_y", false);
+  f.verdict = j.value("verdict", std::string());
   if ((f.style == figure_style::bars && f.y.size() != 1) ||
       (f.style == figure_style::boxes && f.y.size() != 5))
     refuse(406,
@@ -196,7 +199,7 @@ figure read_figure(const ojson &j, const record &r) {
   check(f.x);
   for (const auto &y : f.y)
     check(y);
-  for (const auto *by : {&f.group, &f.x_labels})
+  for (const auto *by : {&f.group, &f.x_labels, &f.verdict})
     if (!by->empty())
       check(*by);
   return f;

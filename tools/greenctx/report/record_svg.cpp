@@ -161,8 +161,9 @@ void rules_on(svg::document &doc, const figure &f, const axis &v, bool vertical,
         doc.line(place(*x), place(*x), from - 6, to, {"#e67e22", 1, "6 4"});
         doc.text(place(*x) + 4, from - 8, rule.label, {"#e67e22", {}, 11});
       } else {
+        // Inside the plot at its right end, above the line: the lines' legend is at the right.
         doc.line(from, to, place(*x), place(*x), {"#e67e22", 0, "6 4"});
-        doc.text(to + 8, place(*x) + 4, rule.label, {"#e67e22", {}, 11});
+        doc.text(to - 4, place(*x) - 5, rule.label, {"#e67e22", "end", 11});
       }
     }
 }
@@ -250,6 +251,18 @@ void draw_lines(svg::document &doc, const record &r, const figure &f, double y0,
   }
 }
 
+constexpr const char *met_color = "#27ae60", *missed_color = "#c0392b";
+
+// A row's colour by its verdict: met, missed, or the plain colour when it has none.
+const char *row_color(const cell &verdict) {
+  const auto *text = std::get_if<std::string>(&verdict);
+  if (text && text->starts_with("yes"))
+    return met_color;
+  if (text && text->starts_with("NO"))
+    return missed_color;
+  return palette[2];
+}
+
 // Bars and boxes: a row of the chart per row of the table, the values along x.
 void draw_rows(svg::document &doc, const record &r, const figure &f, double y0, double h,
                double width) {
@@ -279,9 +292,14 @@ void draw_rows(svg::document &doc, const record &r, const figure &f, double y0, 
     doc.x_tick(px(v), y0, y0 + h, y0 + h + 16, fmt::format("{:g}", v), "#ddd");
   doc.text(x0 + plot_w / 2, y0 + h + 34, f.y_label + (va.log ? " (log scale)" : ""),
            {"#333", "middle"});
-  const char *color = palette[2];
+  const std::size_t verdict = f.verdict.empty() ? s.fields.size() : s.index(f.verdict);
+  if (verdict < s.fields.size()) {
+    doc.text(width - 20, y0 - 24, "a target missed", {missed_color, "end", 11});
+    doc.text(width - 130, y0 - 24, "every target met", {met_color, "end", 11});
+  }
   for (std::size_t row = 0; row < s.rows.size(); ++row) {
     const auto &cells = s.rows[row];
+    const char *color = verdict < s.fields.size() ? row_color(cells.at(verdict)) : palette[2];
     const double y = y0 + row_h * static_cast<double>(row) + row_h / 2;
     doc.text(x0 - 10, y + 4, fitted(label_of(cells.at(li)), label_chars), {{}, "end"});
     std::vector<double> v;
