@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Compares what `greenctx info`, `verify` and `split` said before and after they moved to the report
-model (issue 23): every field of the old JSON (schema 1, or the files before it) must have its equal
-in the record's JSON. Used two ways:
+model (issue 23), and `tune`'s first JSON against its record: every field of the old JSON (schema 1,
+or the files before it) must have its equal in the record's JSON. Used two ways:
 
   saved files: OLD is a file under bench/results/, NEW is `greenctx KIND --from OLD --json -`
   live runs:   OLD is the JSON of the binary before the change, NEW of the binary after, for the
                same command on the same GPU (--live: the probes' times, which differ from run to
                run, and the date are not compared; everything else, SM maps included, must be equal)
 
-  scripts/compare-command-records.py [--live] KIND OLD.json NEW.json ...   (KIND: info|verify|split)
+  scripts/compare-command-records.py [--live] KIND OLD.json NEW.json ...   (KIND: info|verify|split|tune)
   scripts/compare-command-records.py --self-test KIND OLD.json NEW.json
       (changes every number of NEW by one, one at a time, and exits 0 only when the comparison
       catches each change; row numbers, which the old JSON gives by position, are left alone)
@@ -169,7 +169,71 @@ def compare_split(old, new, live, problems):
             same(f"{at} {key}", check.get(key), n[key], problems)
 
 
-COMPARE = {"info": compare_info, "verify": compare_verify, "split": compare_split}
+def compare_tune(old, new, live, problems):
+    """tune's schema-1 files (tune was on the record model from the day it appeared, but its first
+    JSON was its own): the environment, settings, the answer, the time alone, every point of the
+    curve and of each search's measurements, and each search's choice and reason."""
+    env, cfg, val = (values(new, part) for part in ("environment", "config", "values"))
+    for key, v in old["environment"].items():
+        same(f"environment.{key}", v, env.get(key), problems)
+    same("objective", old["objective"], cfg["objective"], problems)
+    same("samples", old["samples"], cfg["samples"], problems)
+    same("confirm_samples", old["confirm_samples"], cfg["confirm_samples"], problems)
+    same("sizes", ",".join(str(n) for n in old["candidates"]), cfg["sizes"], problems)
+    searches = [s for s in ("guided", "exhaustive") if old[s] is not None]
+    same("search", "both" if len(searches) == 2 else searches[0], cfg["search"], problems)
+    same("split", old["split"], val["split"], problems)
+    answer = old["exhaustive"] or old["guided"]  # the decisive search
+    same("chosen_sms", answer["chosen"], val["chosen_sms"], problems)
+    same("closest_sms", answer["closest"], val["closest_sms"], problems)
+    same("limit_us", answer["limit_us"], val["limit_us"], problems)
+    alone = old["alone_gpu_us"]
+    same("alone_p50_us", alone["p50"], val["alone_p50_us"], problems)
+    same("alone_p99_us", alone["p99"], val["alone_p99_us"], problems)
+    same("alone_samples", alone["count"], val["alone_samples"], problems)
+    notes = "\n".join(new["notes"])
+    if old["reason"] not in notes:
+        problems.append(f"the reason {old['reason']!r} is not in the notes")
+
+    def same_point(what, p, row):
+        same(f"{what}.critical_sms", p["critical_sms"], row["critical_sms"], problems)
+        same(f"{what}.samples", p["critical_gpu_us"]["count"], row["samples"], problems)
+        same(f"{what}.p50_us", p["critical_gpu_us"]["p50"], row["p50_us"], problems)
+        same(f"{what}.p99_us", p["critical_gpu_us"]["p99"], row["p99_us"], problems)
+        same(f"{what}.background_rate", p["background_rate"], row["background_rate"], problems)
+
+    curve = rows(new, "curve")
+    same("curve points", len(old["curve"]), len(curve), problems)
+    for i, (p, row) in enumerate(zip(old["curve"], curve)):
+        same_point(f"curve[{i}]", p, row)
+        same(f"curve[{i}].background_sms", p["background_sms"], row["background_sms"], problems)
+        meets = p["critical_gpu_us"]["p99"] <= answer["limit_us"]
+        same(f"curve[{i}].meets", yes_no(meets), row["meets"], problems)
+        same(f"curve[{i}].pareto", "yes" if p["critical_sms"] in old["pareto"] else "",
+             row["pareto"], problems)
+        chosen = p["critical_sms"] == answer["chosen"]
+        same(f"curve[{i}].chosen", "<- chosen" if chosen else "", row["chosen"], problems)
+    for s in searches:
+        a = old[s]
+        same(f"{s}_chosen_sms", a["chosen"], val[f"{s}_chosen_sms"], problems)
+        same(f"{s}_measurements", len(a["measured"]), val[f"{s}_measurements"], problems)
+        same(f"{s}_seconds", a["seconds"], val[f"{s}_seconds"], problems)
+        if a["reason"] not in notes:
+            problems.append(f"the {s} search's reason {a['reason']!r} is not in the notes")
+        measured = rows(new, s)
+        same(f"{s} measurements", len(a["measured"]), len(measured), problems)
+        for i, (p, row) in enumerate(zip(a["measured"], measured)):
+            same_point(f"{s}[{i}]", p, row)
+            same(f"{s}[{i}].seconds", p["seconds"], row["seconds"], problems)
+    if len(searches) == 2:  # the comparison of the two searches, from the old numbers
+        rate = {p["critical_sms"]: p["background_rate"] for p in old["curve"]}
+        g, e = old["guided"], old["exhaustive"]
+        same("rate_share", rate[g["chosen"]] / rate[e["chosen"]], val["rate_share"], problems)
+        same("time_share", g["seconds"] / e["seconds"], val["time_share"], problems)
+
+
+COMPARE = {"info": compare_info, "verify": compare_verify, "split": compare_split,
+           "tune": compare_tune}
 
 
 def compare(kind, old, new, live):
@@ -184,7 +248,7 @@ def compare(kind, old, new, live):
 
 
 # Row numbers, not facts of the old JSON (which gives them by position).
-POSITIONS = {"group", "partition"}
+POSITIONS = {"group", "partition", "order"}
 # What --live leaves out: the probes' times, which differ from run to run.
 TIMES = {"start_us", "end_us", "min_overlap_us"}
 
