@@ -15,8 +15,7 @@ described_partitions describe_partitions(const device &dev, const partition_requ
                                          split_flags flags, unsigned piece_size) {
   constexpr const char *api = "greenctx::describe_partitions";
   const sm_resource all = dev.sms();
-  const granularity grain =
-      effective_granularity(all.grain(), all.compute_capability_major(), flags);
+  const granularity grain = all.grain(flags);
   described_partitions out;
   out.plan = plan_partitions(request, all.sm_count(), grain, flags, piece_size);
 

@@ -66,10 +66,8 @@ pool pool::create(const device &dev, std::span<const std::string> layouts,
   // one size where the arithmetic allows, so that equal partitions at the same place share; a
   // layout the driver cannot make of those pieces falls back to its own.
   const sm_resource all = dev.sms();
-  const unsigned piece = pool_piece_size(
-      requests, all.sm_count(),
-      effective_granularity(all.grain(), all.compute_capability_major(), options.flags),
-      options.flags);
+  const unsigned piece =
+      pool_piece_size(requests, all.sm_count(), all.grain(options.flags), options.flags);
   const auto describe = [&](const partition_request &request) {
     if (piece != 0) {
       try {

@@ -22,8 +22,7 @@ rounded_size check_split(const sm_resource &input, unsigned min_count, split_fla
   if (any(flags) && drv.version < 12050)
     throw unsupported_error("split flags (IgnoreSmCoscheduling, MaxPotentialClusterSize)", 12050,
                             drv.version);
-  const granularity g =
-      effective_granularity(input.grain(), input.compute_capability_major(), flags);
+  const granularity g = input.grain(flags);
   if (min_count > input.sm_count())
     throw request_error(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, api,
                         "minCount " + std::to_string(min_count) + " is more than the input's " +

@@ -68,14 +68,18 @@ unsigned pool_piece_size(std::span<const layout_request> layouts, unsigned sm_co
       return std::nullopt;
     }
   };
+  // The layouts that need a split, and the gcd of their own pieces.
+  std::vector<const layout_request *> split;
   unsigned common = 0;
   for (const auto &l : layouts)
-    if (const auto plan = plan_of(l, 0); plan && plan->groups > 0)
+    if (const auto plan = plan_of(l, 0); plan && plan->groups > 0) {
+      split.push_back(&l);
       common = std::gcd(common, plan->piece_size);
+    }
   if (common == 0 || common < grain.min_partition)
     return 0;
-  for (const auto &l : layouts)
-    if (plan_of(l, 0) && !plan_of(l, common))
+  for (const layout_request *l : split)
+    if (!plan_of(*l, common))
       return 0;
   return common;
 }

@@ -137,8 +137,7 @@ int run_scale(const scale_options &opt) {
     env = environment_json(drv, dev);
     const sm_resource all = dev.sms();
     device_sms = all.sm_count();
-    const granularity grain =
-        effective_granularity(all.grain(), all.compute_capability_major(), flags);
+    const granularity grain = all.grain(flags);
     const std::vector<unsigned> valid = valid_counts(device_sms, grain);
     if (opt.sms_given)
       scale::check_sm_list(counts, valid, device_sms);

@@ -50,7 +50,7 @@ unsigned check_confinement(const confinement &c) {
   const sm_resource all = dev.sms();
   const split_flags flags =
       c.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  const granularity g = effective_granularity(all.grain(), all.compute_capability_major(), flags);
+  const granularity g = all.grain(flags);
   if (c.sms == 0 || c.sms > all.sm_count())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "--sms " + std::to_string(c.sms) + ": device " + std::to_string(c.device) +

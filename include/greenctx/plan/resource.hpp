@@ -34,6 +34,10 @@ public:
   unsigned min_partition_size() const noexcept { return grain_.min_partition; }
   unsigned coscheduled_alignment() const noexcept { return grain_.alignment; }
   granularity grain() const noexcept { return grain_; }
+  /// The granularity a split of this resource with `flags` obeys (effective_granularity).
+  granularity grain(split_flags flags) const {
+    return effective_granularity(grain_, cc_major_, flags);
+  }
   int compute_capability_major() const noexcept { return cc_major_; }
   CUdevice device() const noexcept { return device_; }
   std::uint64_t origin() const noexcept { return origin_; }
