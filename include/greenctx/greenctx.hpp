@@ -5,11 +5,11 @@
 //   driver/  the loaded CUDA driver: what it is and which green-context features it has
 //   core/    owning handles: device, split, green and primary contexts, streams, events, memory,
 //            partitions and the heterogeneous split with its cluster proofs (occupancy)
-//   lab/     measurements on the GPU: the %smid probe, verify, workloads
-//   measure/ measurements with workloads you pass (callables on a stream): contention, choosing a
-//            split by measurement (tune), the adaptive background, the all-reduce beside a GEMM
-//            loop (comm), scaling over SM counts, the built-in workloads (spin, memory, chunked
-//            copy, cuBLAS GEMM; NCCL and cuBLAS opened at run time)
+//   measure/ measurements on the GPU: the %smid probe and verify, and measurements with workloads
+//            you pass (callables on a stream): contention, choosing a split by measurement
+//            (tune), the adaptive background, the all-reduce beside a GEMM loop (comm), scaling
+//            over SM counts; the built-in workloads (kernels, and spin, memory, chunked copy,
+//            cuBLAS GEMM as callables; NCCL and cuBLAS opened at run time)
 // The CUDA 13.1 runtime API (C) is greenctx/cuda_compat.h, on core.
 #pragma once
 
@@ -43,10 +43,6 @@
 #include "greenctx/core/stream.hpp"
 #include "greenctx/core/stream_flags.hpp"
 
-#include "greenctx/lab/probe.hpp"
-#include "greenctx/lab/verify.hpp"
-#include "greenctx/lab/workloads.hpp"
-
 #include "greenctx/measure/adaptive.hpp"
 #include "greenctx/measure/comm.hpp"
 #include "greenctx/measure/contention.hpp"
@@ -55,4 +51,5 @@
 #include "greenctx/measure/scaling.hpp"
 #include "greenctx/measure/stats.hpp"
 #include "greenctx/measure/tune.hpp"
+#include "greenctx/measure/verify.hpp"
 #include "greenctx/measure/workloads.hpp"

@@ -1,7 +1,7 @@
 #include "measure/comm_gpus.hpp"
 
 #include "greenctx/core/stream_flags.hpp"
-#include "greenctx/lab/workloads.hpp"
+#include "greenctx/measure/workloads.hpp"
 #include "greenctx/plan/error.hpp"
 #include "greenctx/plan/partition_plan.hpp"
 

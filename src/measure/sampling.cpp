@@ -1,7 +1,7 @@
 #include "measure/sampling.hpp"
 
 #include "greenctx/core/event.hpp"
-#include "greenctx/lab/workloads.hpp"
+#include "greenctx/measure/workloads.hpp"
 #include "greenctx/plan/error.hpp"
 
 #include <algorithm>

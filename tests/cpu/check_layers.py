@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The library's layers, checked on its sources: each file includes only its own layer and the
-layers below it (plan < driver < core; lab and compat each on core, neither on the other; measure on lab), public
+layers below it (plan < driver < core; measure and compat each on core, neither on the other), public
 headers or private ones.
 
 src/CMakeLists.txt links each layer only to the one below, which catches a call upward at link
@@ -16,8 +16,7 @@ BELOW = {
     "plan": set(),
     "driver": {"plan"},
     "core": {"plan", "driver"},
-    "lab": {"plan", "driver", "core"},
-    "measure": {"plan", "driver", "core", "lab"},
+    "measure": {"plan", "driver", "core"},
     "compat": {"plan", "driver", "core"},
 }
 LAYERS = list(BELOW)

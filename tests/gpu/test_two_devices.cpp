@@ -5,7 +5,7 @@
 
 #include <greenctx/cuda_compat.h>
 #include <greenctx/greenctx.hpp>
-#include <greenctx/lab/probe.hpp>
+#include <greenctx/measure/verify.hpp>
 
 #include <gtest/gtest.h>
 

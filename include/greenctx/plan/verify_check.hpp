@@ -1,5 +1,5 @@
 // The checks of a verification run, on SM usage already measured: pure code, tested on the CPU.
-// The measurement itself (greenctx/lab/verify.hpp) runs a probe on the GPU.
+// The measurement itself (greenctx/measure/verify.hpp) runs a probe on the GPU.
 #pragma once
 
 #include "greenctx/cxx_standard.hpp"
