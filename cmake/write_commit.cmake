@@ -10,5 +10,5 @@ execute_process(COMMAND git describe --always --dirty
 if(NOT status EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 endif()
-set(text "// Written by cmake/write_commit.cmake at build time.\n#include \"build_commit.hpp\"\n\nnamespace greenctx::cli {\nconst char *build_commit() noexcept { return \"${commit}\"; }\n} // namespace greenctx::cli\n")
+set(text "// Written by cmake/write_commit.cmake at build time.\n#include \"common/build_commit.hpp\"\n\nnamespace greenctx::cli {\nconst char *build_commit() noexcept { return \"${commit}\"; }\n} // namespace greenctx::cli\n")
 write_if_changed("${OUT}" "${text}")

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "report/record.hpp"
-#include "scale/report.hpp"
+#include "commands/scale/scale_record.hpp"
 
 #include <string>
 

@@ -1,8 +1,8 @@
 // greenctx bench --adaptive without a GPU: option lists, validation under the options' names, the
 // record on synthetic results and the run saved before the record converted (pure code). The
 // policies, their schedule and the verdicts are the library's: tests/cpu/test_adaptive.cpp.
-#include "bench/adaptive.hpp"
-#include "bench/report.hpp"
+#include "commands/bench/adaptive.hpp"
+#include "commands/bench/latency_record.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
 

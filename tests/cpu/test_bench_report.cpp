@@ -1,6 +1,6 @@
 // The bench (latency) report on synthetic results: the targets, the record in every format, and
 // the files saved before the record converted to it (pure code).
-#include "bench/report.hpp"
+#include "commands/bench/latency_record.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
 

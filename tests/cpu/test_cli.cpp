@@ -4,7 +4,7 @@
 //
 // Exit codes: 0 success, 1 verification failed, 2 usage error or bad input, 3 no driver or no GPU,
 // 4 driver lacks a feature, 5 other CUDA error. Errors go to stderr and start with "greenctx: ".
-#include "bench/adaptive.hpp"
+#include "commands/bench/adaptive.hpp"
 #include "report/output.hpp"
 #include "text_checks.hpp"
 

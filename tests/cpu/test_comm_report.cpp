@@ -1,7 +1,7 @@
 // greenctx bench --comm without a GPU: the --sizes and --comm-sms lists, the modes, the bus
 // bandwidth, the answers and the record on synthetic samples, and the runs saved before the record
 // converted (pure code).
-#include "bench/comm.hpp"
+#include "commands/bench/comm.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
 

@@ -1,8 +1,8 @@
 // The records of info, split and verify (pure code): what each table and note says, and the files
 // older greenctx wrote, converted for --from.
-#include "info_report.hpp"
-#include "split_report.hpp"
-#include "verify_report.hpp"
+#include "commands/info/info_record.hpp"
+#include "commands/split/split_record.hpp"
+#include "commands/verify/verify_record.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Every number the CLI reads is decimal (greenctx/plan/decimal.hpp, and cli::decimal for
 // options): digits only, leading zeros read as decimal, everything else refused with a reason.
 // CLI11 alone would read "016" as octal and "0x10" as hexadecimal.
-#include "cli_common.hpp"
+#include "common/cli_common.hpp"
 #include <greenctx/plan/decimal.hpp>
 #include "text_checks.hpp"
 

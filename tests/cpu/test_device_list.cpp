@@ -1,6 +1,6 @@
 // `--device all|N|N,M` (info, verify, run, bench): the list and its check against the driver's
 // count, without a driver.
-#include "cli_common.hpp"
+#include "common/cli_common.hpp"
 
 #include <gtest/gtest.h>
 

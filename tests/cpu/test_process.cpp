@@ -1,6 +1,6 @@
 // The CLI's process control (tools/greenctx/process.hpp), without a GPU: how children are
 // started, waited for, timed out and described, whatever SIGCHLD disposition greenctx inherited.
-#include "process.hpp"
+#include "common/process.hpp"
 #include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>

@@ -4,7 +4,7 @@
 #include "report/output.hpp"
 #include "report/record.hpp"
 #include "saved_results.hpp"
-#include "tune_report.hpp"
+#include "commands/tune/tune_record.hpp"
 
 #include <gtest/gtest.h>
 

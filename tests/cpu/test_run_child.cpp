@@ -2,7 +2,7 @@
 // (read_report), without a GPU: an unconfined run (sms 0) needs neither the driver nor the library.
 // The program's exit status and signals must be those of a plain run, whatever dispositions the
 // process that started greenctx left it.
-#include "run_child.hpp"
+#include "common/run_child.hpp"
 #include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>

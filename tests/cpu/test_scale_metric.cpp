@@ -1,8 +1,8 @@
 // greenctx scale --metric: the option and its refusals, figures taken from a run's stdout and from
 // the preload library's GPU phase, speed-ups of times and of rates, the start-up warning, the
 // SM count the program was told, the record's JSON (old files too), and the SVG's long title.
-#include "scale/metric.hpp"
-#include "scale/report.hpp"
+#include "commands/scale/metric.hpp"
+#include "commands/scale/scale_record.hpp"
 #include "scale_outputs.hpp"
 #include "text_checks.hpp"
 

@@ -1,8 +1,8 @@
 // greenctx scale's pure code: the --sms list and its errors, valid counts, summaries and
 // speed-ups, and each output (text, markdown, JSON, CSV, SVG) on synthetic runs.
-#include "scale/report.hpp"
+#include "commands/scale/scale_record.hpp"
 #include "scale_outputs.hpp"
-#include "scale/sm_list.hpp"
+#include "commands/scale/sm_list.hpp"
 #include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>

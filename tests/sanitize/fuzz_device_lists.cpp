@@ -6,8 +6,8 @@
 // the count; one_device gives the list's one ordinal or refuses.
 #include "fuzz_common.hpp"
 
-#include "build_commit.hpp"
-#include "cli_common.hpp"
+#include "common/build_commit.hpp"
+#include "common/cli_common.hpp"
 
 #include <algorithm>
 #include <climits>

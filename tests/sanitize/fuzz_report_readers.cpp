@@ -9,15 +9,15 @@
 // scale's results of schema 1 must round-trip through its own writer too.
 #include "fuzz_common.hpp"
 
-#include "bench/adaptive.hpp"
-#include "bench/comm.hpp"
-#include "bench/report.hpp"
-#include "info_report.hpp"
+#include "commands/bench/adaptive.hpp"
+#include "commands/bench/comm.hpp"
+#include "commands/bench/latency_record.hpp"
+#include "commands/info/info_record.hpp"
 #include "report/record.hpp"
-#include "scale/records.hpp"
-#include "scale/report.hpp"
-#include "split_report.hpp"
-#include "verify_report.hpp"
+#include "commands/scale/records.hpp"
+#include "commands/scale/scale_record.hpp"
+#include "commands/split/split_record.hpp"
+#include "commands/verify/verify_record.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 // parse to the same list.
 #include "fuzz_common.hpp"
 
-#include "sm_list_option.hpp"
+#include "common/sm_list_option.hpp"
 
 #include <algorithm>
 #include <string>

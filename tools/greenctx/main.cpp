@@ -1,7 +1,7 @@
 // greenctx: show, verify and demonstrate SM partitioning with CUDA green contexts.
-#include "cli_common.hpp"
-#include "commands.hpp"
-#include "verify_processes.hpp"
+#include "common/cli_common.hpp"
+#include "commands/commands.hpp"
+#include "commands/verify/processes.hpp"
 
 #include <cstdio>
 #include <exception>

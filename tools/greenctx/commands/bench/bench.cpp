@@ -1,0 +1,345 @@
+// greenctx bench: latency isolation under contention, measured like a benchmark tool.
+#include "commands/bench/adaptive.hpp"
+#include "common/clocks.hpp"
+#include "commands/bench/comm.hpp"
+#include "commands/bench/comm_children.hpp"
+#include "commands/bench/latency.hpp"
+#include "commands/bench/latency_record.hpp"
+#include "common/workload_options.hpp"
+#include "common/cli_common.hpp"
+#include "commands/commands.hpp"
+#include "report/output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+namespace greenctx::cli {
+namespace {
+
+struct bench_options {
+  bench::config cfg;
+  bench::workload_options work;
+  unsigned gap_us = 300, rate_window_ms = 300;
+  output_options output;
+  bool quiet = false, check_targets = false;
+  std::string devices; ///< --device as typed; empty: 0, or all with --comm
+  std::string mode;    ///< MODE as typed: latency, adaptive or comm; empty: by the flags
+  // --comm: the all-reduce next to a GEMM loop
+  bool comm = false, quick = false;
+  std::string sizes, comm_sms; ///< empty: the defaults
+  unsigned tolerance = 10, comm_timeout = 600, window_ms = 0;
+  bool samples_given = false, warmup_given = false;
+  // --adaptive: the memory-bound background's partition shrunk around critical work
+  bool adaptive = false;
+  std::string shrink_to, policies; ///< empty: the defaults
+  unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2;
+  bool rounds_given = false, rate_window_given = false;
+};
+
+constexpr const char *api = "greenctx bench";
+
+// Prints the record and writes the files asked for; with --check-targets, exit_check_failed
+// unless the record says its targets were met (bench::targets_met).
+int print_checked(const bench_options &opt, const report::record &rec) {
+  print_record(api, opt.output, rec);
+  return opt.check_targets && !bench::targets_met(rec) ? exit_check_failed : exit_ok;
+}
+
+// --comm: everything is checked here, then measured in child processes (comm_children.hpp), so
+// this process never starts the driver.
+int run_comm(const bench_options &opt) {
+  namespace comm = bench::comm;
+  if (!opt.output.from.empty()) { // no targets: --check-targets changes nothing here
+    print_record(api, opt.output,
+                 read_record(api, "bench-comm", opt.output.from, comm::older_record));
+    return exit_ok;
+  }
+  if (opt.check_targets)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "--check-targets has no targets with --comm: leave it out");
+  comm::plan p;
+  p.measure.devices = opt.devices.empty() ? "all" : opt.devices;
+  parse_device_list(p.measure.devices, api); // refused here, before any child starts
+  p.measure.sizes =
+      opt.sizes.empty() ? comm::default_sizes(opt.quick) : comm::parse_sizes(opt.sizes);
+  p.ks = !opt.comm_sms.empty() ? comm::parse_sm_counts(opt.comm_sms)
+         : opt.quick           ? std::vector<unsigned>{8, 16, 32}
+                               : std::vector<unsigned>{8, 16, 24, 32, 48};
+  p.measure.iterations = opt.samples_given ? opt.cfg.samples : (opt.quick ? 20 : 200);
+  p.measure.warmup = opt.warmup_given ? opt.cfg.warmup : (opt.quick ? 3 : 10);
+  p.measure.window =
+      std::chrono::milliseconds(opt.window_ms ? opt.window_ms : (opt.quick ? 100 : 300));
+  p.measure.gemm_n = opt.cfg.gemm_n;
+  p.tolerance_percent = opt.tolerance;
+  p.child_limit = std::chrono::seconds(opt.comm_timeout);
+  check_output_paths(api, opt.output);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench --comm: %s\n", line.c_str());
+  };
+  comm::results r;
+  nlohmann::json env;
+  if (const int code = comm::run_in_children(p, r, env, progress); code != exit_ok)
+    return code;
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  print_record(api, opt.output, comm::comm_record(r, env));
+  return exit_ok;
+}
+
+// --adaptive: a pool of layouts "C,rest" and "C,N,rest", the memory-bound background moved
+// between them around each critical arrival (bench/adaptive.hpp).
+int run_adaptive(const bench_options &opt) {
+  namespace ad = bench::adaptive;
+  if (!opt.output.from.empty())
+    return print_checked(opt,
+                         read_record(api, "bench-adaptive", opt.output.from, ad::older_record));
+  ad::config cfg;
+  cfg.device = opt.cfg.device;
+  cfg.critical_sms = opt.cfg.critical_sms;
+  cfg.shrink_to = !opt.shrink_to.empty() ? ad::parse_shrink_to(opt.shrink_to)
+                  : opt.quick            ? std::vector<unsigned>{16, 64}
+                                         : cfg.shrink_to;
+  if (!opt.policies.empty())
+    cfg.policies = ad::parse_policies(opt.policies);
+  cfg.lead = std::chrono::microseconds(opt.lead_us);
+  cfg.chunk_bytes = std::size_t{opt.chunk_mib} << 20;
+  cfg.queue_depth = opt.queue_depth;
+  cfg.samples = opt.samples_given ? opt.cfg.samples : (opt.quick ? 200 : 1000);
+  cfg.warmup = opt.warmup_given ? opt.cfg.warmup : (opt.quick ? 20 : 50);
+  cfg.rounds = opt.rounds_given ? opt.cfg.rounds : (opt.quick ? 4 : 10);
+  cfg.gap = std::chrono::microseconds(opt.gap_us);
+  cfg.critical_blocks = opt.cfg.critical_blocks;
+  cfg.critical_block_time = std::chrono::microseconds(opt.work.critical_us);
+  cfg.rate_window = std::chrono::milliseconds(
+      opt.rate_window_given ? opt.rate_window_ms : (opt.quick ? 100 : opt.rate_window_ms));
+  check_output_paths(api, opt.output);
+  const driver_info drv = query_driver();
+  const device dev(cfg.device);
+  ad::validate(cfg, dev.sms().sm_count()); // before any green context is made
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  env["clocks_before"] = bench::read_clocks(dev);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench --adaptive: %s\n", line.c_str());
+  };
+  const ad::results r = ad::run(dev, cfg, progress);
+  env["clocks_after"] = bench::read_clocks(dev);
+  return print_checked(opt, ad::adaptive_record(r, env));
+}
+
+int run_bench(bench_options opt) {
+  if (opt.comm)
+    return run_comm(opt);
+  if (opt.adaptive) {
+    opt.cfg.device = one_device(opt.devices, opt.cfg.device, api,
+                                "--adaptive runs on one GPU: give one ordinal (e.g. 0)");
+    return run_adaptive(opt);
+  }
+  opt.cfg.device =
+      one_device(opt.devices, opt.cfg.device, api,
+                 "the latency bench runs on one GPU: give one ordinal (e.g. 0), or add --comm for "
+                 "the all-reduce bench over several GPUs");
+  auto &cfg = opt.cfg;
+  bench::apply(opt.work, cfg);
+  cfg.gap = std::chrono::microseconds(opt.gap_us);
+  cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
+
+  if (!opt.output.from.empty())
+    return print_checked(opt, read_record(api, "bench", opt.output.from, bench::older_record));
+  check_output_paths(api, opt.output);
+  const driver_info drv = query_driver();
+  const device dev(cfg.device);
+  if ((cfg.background == bench::background_kind::gemm ||
+       cfg.critical == bench::critical_kind::gemm) &&
+      !measure::gemm::available())
+    throw unsupported_error(measure::gemm::availability(), 0, drv.version);
+
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  const auto connections = max_connections_from_environment();
+  env["max_connections"] = connections ? nlohmann::json(*connections) : nlohmann::json("unset");
+  if (cfg.background == bench::background_kind::gemm || cfg.critical == bench::critical_kind::gemm)
+    env["cublas"] = measure::gemm::availability();
+  env["clocks_before"] = bench::read_clocks(dev);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench: %s\n", line.c_str());
+  };
+  const bench::results r = bench::run(dev, cfg, progress);
+  env["clocks_after"] = bench::read_clocks(dev);
+
+  return print_checked(opt, bench::bench_record(r, env));
+}
+
+} // namespace
+
+void add_bench(CLI::App &app, action &run) {
+  auto opt = std::make_shared<bench_options>();
+  auto *cmd = app.add_subcommand(
+      "bench", "Measure a critical workload's latency while a background workload fills the GPU, "
+               "under several placements (shared, priority, green contexts, and the trap of "
+               "background work left in the primary context), and the background's throughput");
+  cmd->add_option("MODE", opt->mode,
+                  "Which bench: latency (the default: the critical workload under each "
+                  "placement), adaptive (the same as --adaptive) or comm (the same as --comm)")
+      ->check(CLI::IsMember({"latency", "adaptive", "comm"}));
+  cmd->add_option("-d,--device", opt->devices,
+                  "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
+                  "by commas, at least two")
+      ->check(device_list_check(api));
+  bench::add_workload_options(*cmd, opt->work, opt->cfg);
+  cmd->add_option("--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition")
+      ->transform(decimal(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--samples", opt->cfg.samples, "Timed samples per placement")
+      ->transform(decimal(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", opt->cfg.warmup, "Untimed samples first, per placement")
+      ->transform(decimal(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--rounds", opt->cfg.rounds,
+                  "Rounds over all placements: each takes samples/rounds samples per round, so "
+                  "that drifts of the machine fall on every placement alike")
+      ->transform(decimal(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
+      ->transform(decimal(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--rate-window-ms", opt->rate_window_ms,
+                  "How long the background-alone rates are measured")
+      ->transform(decimal(10, 600000))
+      ->capture_default_str();
+  add_output_options(
+      *cmd, opt->output,
+      {"Write everything, raw samples included, to this file",
+       "Write the raw samples to this file (comm: one line per mode and size)",
+       "Write the plots to this file", "Write the report as markdown to this file too",
+       "Measure nothing: report a run saved with --json again (its text, --csv, --svg; files "
+       "written before the report model are converted)"});
+  cmd->add_flag(
+      "--comm", opt->comm,
+      "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "
+      "to a cuBLAS GEMM loop, on a k-SM green context with the GEMM on the rest (with "
+      "and without NCCL_MAX_CTAS=k), against sharing all SMs (equal and high priority) "
+      "and NCCL_MAX_CTAS=k alone; checks that the all-reduce stays on its k SMs; says per message "
+      "size how many SMs the all-reduce needs. Uses --device, --samples, --warmup, "
+      "--gemm-n and the output options");
+  cmd->add_flag("--quick", opt->quick,
+                "With --comm: a short run (3 sizes, k in 8,16,32, 20 samples) unless lists are "
+                "given; with --adaptive: --shrink-to 16,64, 200 samples in 4 rounds, 100 ms "
+                "rate windows unless given");
+  cmd->add_flag("--adaptive", opt->adaptive,
+                "Instead of the placements: a memory-bound background (streaming copy in short "
+                "chunks) on a pool of layouts C,rest and C,N,rest, shrunk to N SMs around each "
+                "critical arrival and grown back after, against the same background held on "
+                "C,rest; reports isolation (p99 / p99 alone) and the background rate of the "
+                "static one's (targets 1.2 and 0.8). Uses --critical-sms, --samples, --warmup, "
+                "--rounds, --gap-us, --critical-blocks, --critical-us, --rate-window-ms and the "
+                "output options; --check-targets: exit 1 unless an adaptive configuration meets "
+                "both");
+  cmd->add_option("--shrink-to", opt->shrink_to,
+                  "With --adaptive: the N values, SMs of the narrow background partition, "
+                  "separated by commas (default 8,16,32,64)");
+  cmd->add_option("--policies", opt->policies,
+                  "With --adaptive: lead (shrink --lead-us before each arrival, known in "
+                  "advance), lead-wait (and wait for the wide chunks before launching), reactive "
+                  "(shrink at the arrival), reactive-wait; separated by commas (default all)");
+  cmd->add_option("--lead-us", opt->lead_us,
+                  "With --adaptive: how long before each critical arrival the lead policies "
+                  "shrink the background")
+      ->transform(decimal(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--chunk-mib", opt->chunk_mib,
+                  "With --adaptive: MiB copied by each background chunk (shorter chunks let a "
+                  "switch take effect sooner)")
+      ->transform(decimal(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--queue-depth", opt->queue_depth,
+                  "With --adaptive: background chunks queued at most, over both layouts")
+      ->transform(decimal(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--sizes", opt->sizes,
+                  "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
+                  "1M,16M,1G (default 1M to 1G in powers of 4)");
+  cmd->add_option("--comm-sms", opt->comm_sms,
+                  "With --comm: the k values, SM counts of the all-reduce's green context and "
+                  "NCCL_MAX_CTAS limits (default 8,16,24,32,48)");
+  cmd->add_option("--tolerance", opt->tolerance,
+                  "With --comm: the answer is the smallest k whose all-reduce p50 is within this "
+                  "many percent of the best mode's")
+      ->transform(decimal(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--window-ms", opt->window_ms,
+                  "With --comm: each point runs at least this long, for the GEMM's rate (default "
+                  "300, 100 with --quick)")
+      ->transform(decimal(1, 600000));
+  cmd->add_option("--comm-timeout", opt->comm_timeout,
+                  "With --comm: seconds after which a child process still measuring is killed "
+                  "(its points are reported as failed)")
+      ->transform(decimal(1, 86400))
+      ->capture_default_str();
+  cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
+  cmd->add_flag("--check-targets", opt->check_targets,
+                "Exit 1 when a target (isolation, priority, background share) is not met");
+  cmd->callback([opt, cmd, &run] {
+    // MODE names the bench; --adaptive and --comm are the older spelling of two of them.
+    if (!opt->mode.empty()) {
+      const bool other = opt->mode == "latency" ? opt->comm || opt->adaptive
+                         : opt->mode == "comm"  ? opt->adaptive
+                                                : opt->comm;
+      if (other)
+        throw CLI::ValidationError("MODE", "bench " + opt->mode + " and --" +
+                                               (opt->comm ? "comm" : "adaptive") +
+                                               " are two different benches: give one");
+      opt->comm = opt->mode == "comm";
+      opt->adaptive = opt->mode == "adaptive";
+    }
+    opt->samples_given = cmd->get_option("--samples")->count() > 0;
+    opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
+    opt->rounds_given = cmd->get_option("--rounds")->count() > 0;
+    opt->rate_window_given = cmd->get_option("--rate-window-ms")->count() > 0;
+    const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
+    if (opt->comm && opt->adaptive)
+      throw CLI::ValidationError("--adaptive", "and --comm are two different benches: give one");
+    if (!opt->comm)
+      for (const char *name :
+           {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"})
+        if (given(name))
+          throw CLI::ValidationError(name, "is an option of --comm: add --comm, or leave it out");
+    if (!opt->comm && !opt->adaptive && given("--quick"))
+      throw CLI::ValidationError("--quick", "is an option of --comm and --adaptive: add one, or "
+                                            "leave it out");
+    if (!opt->adaptive)
+      for (const char *name :
+           {"--shrink-to", "--policies", "--lead-us", "--chunk-mib", "--queue-depth"})
+        if (given(name))
+          throw CLI::ValidationError(name,
+                                     "is an option of --adaptive: add --adaptive, or leave it out");
+    if (opt->adaptive) {
+      if (given("--background") && opt->work.background != "memory")
+        throw CLI::ValidationError("--background", "--adaptive measures the memory background "
+                                                   "only: give --background memory or leave it "
+                                                   "out");
+      if (given("--critical") && opt->work.critical != "kernel")
+        throw CLI::ValidationError("--critical", "--adaptive measures the critical kernel only: "
+                                                 "give --critical kernel or leave it out");
+      for (const char *name :
+           {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib", "--gemm-n"})
+        if (given(name))
+          throw CLI::ValidationError(name, "has no effect with --adaptive (its background is a "
+                                           "chunked copy: see --chunk-mib): leave it out");
+    }
+    run = [opt] { return run_bench(*opt); };
+  });
+}
+
+} // namespace greenctx::cli

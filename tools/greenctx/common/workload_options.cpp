@@ -1,0 +1,66 @@
+#include "common/workload_options.hpp"
+
+#include "common/cli_common.hpp"
+
+namespace greenctx::cli::bench {
+
+void add_workload_options(CLI::App &cmd, workload_options &w, config &cfg) {
+  cmd.add_option("--background", w.background,
+                 "Background workload: spin (compute-bound blocks of fixed duration), memory "
+                 "(streaming copy) or gemm (cuBLAS bf16 GEMM loop)")
+      ->check(CLI::IsMember({"spin", "memory", "gemm"}))
+      ->capture_default_str();
+  cmd.add_option("--critical", w.critical,
+                 "Critical workload: kernel (small spin kernel) or gemm (small cuBLAS GEMM)")
+      ->check(CLI::IsMember({"kernel", "gemm"}))
+      ->capture_default_str();
+  cmd.add_option("--critical-blocks", cfg.critical_blocks, "Blocks of the critical kernel")
+      ->transform(decimal(1, 1000000))
+      ->capture_default_str();
+  cmd.add_option("--critical-us", w.critical_us, "Duration of each critical block")
+      ->transform(decimal(0, 1000000))
+      ->capture_default_str();
+  cmd.add_option("--critical-gemm-n", cfg.critical_gemm_n, "Size of the critical GEMM")
+      ->transform(decimal(16, 16384))
+      ->capture_default_str();
+  cmd.add_option("--background-us", w.background_us, "Duration of each spin background block")
+      ->transform(decimal(1, 1000000))
+      ->capture_default_str();
+  cmd.add_option("--waves", cfg.background_waves,
+                 "Full-GPU waves per spin background kernel (more waves, less quantization)")
+      ->transform(decimal(1, 100000))
+      ->capture_default_str();
+  cmd.add_option("--memory-mib", w.memory_mib, "MiB copied per memory background kernel")
+      ->transform(decimal(1, 65536))
+      ->capture_default_str();
+  cmd.add_option("--gemm-n", cfg.gemm_n, "Size of the background GEMM")
+      ->transform(decimal(64, 32768))
+      ->capture_default_str();
+}
+
+void apply(const workload_options &w, config &cfg) {
+  cfg.background = w.background == "memory" ? background_kind::memory
+                   : w.background == "gemm" ? background_kind::gemm
+                                            : background_kind::spin;
+  cfg.critical = w.critical == "gemm" ? critical_kind::gemm : critical_kind::kernel;
+  cfg.critical_block_time = std::chrono::microseconds(w.critical_us);
+  cfg.background_block_time = std::chrono::microseconds(w.background_us);
+  cfg.memory_bytes = std::size_t{w.memory_mib} << 20;
+}
+
+std::pair<measure::critical_workload, measure::background_workload> workloads(const device &dev,
+                                                                              const config &cfg) {
+  measure::critical_workload critical =
+      cfg.critical == critical_kind::kernel
+          ? measure::kernel_critical(dev, cfg.critical_blocks, cfg.critical_block_time)
+          : measure::gemm_critical(dev, cfg.critical_gemm_n);
+  measure::background_workload background =
+      cfg.background == background_kind::spin
+          ? measure::spin_background(dev, cfg.background_waves, cfg.background_block_time)
+      : cfg.background == background_kind::memory
+          ? measure::memory_background(dev, cfg.memory_bytes)
+          : measure::gemm_background(dev, cfg.gemm_n);
+  return {std::move(critical), std::move(background)};
+}
+
+} // namespace greenctx::cli::bench
