@@ -10,7 +10,6 @@
 #   torch_latency.json/.txt examples/torch_latency.py --json, and its console output
 #   dynamic_partition.json/.svg/.txt examples/dynamic_partition.py --quick, its chart and output
 #   comm_overlap[_one_gpu].json/.txt examples/comm_overlap.py (its one-GPU test mode on one GPU)
-#   torch-hold-compare.{txt,json}  the PyTorch pair's critical work with and without the hold
 #   tune-torch-RUN.json, tune_torch.txt, tune-torch-summary.txt  examples/tune_torch.py, both
 #                          searches twice, and scripts/tune-summary.py over the two runs
 #
@@ -181,13 +180,8 @@ fi
 step dynamic-partition 120 bash -o pipefail -c \
   "'$py' examples/dynamic_partition.py --quick --json '$out/dynamic_partition.json' \
    --svg '$out/dynamic_partition.svg' 2>&1 | tee '$out/dynamic_partition.txt'"
-# The PyTorch pair's critical matmul timed with and without the hold (hold_launch), alone and
-# beside the background: how much of its time and its spread is Python's launch (issue 27).
-step torch-hold-compare 120 bash -o pipefail -c \
-  "'$py' scripts/torch-hold-compare.py --json '$out/torch-hold-compare.json' 2>&1 |
-   tee '$out/torch-hold-compare.txt'"
 # greenctx.tune over a PyTorch pair (a decode-like matmul critical, a prefill-like matmul loop as
-# background): both searches, twice, and tune-summary.py's verdicts (issue 27 item 6). Exit 1 of
+# background): both searches, twice, and tune-summary.py's verdicts. Exit 1 of
 # the example (no split met the objective) is a result, said in its output, not a failure.
 step tune-torch 300 bash -o pipefail -c \
   "'$py' examples/tune_torch.py --search both --runs 2 --quiet --json '$out/tune-torch-{run}.json' \

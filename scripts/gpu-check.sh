@@ -26,9 +26,6 @@
 #   tune       greenctx tune's benchmarks: three workload pairs, both searches, twice each
 #              (scripts/tune-bench.sh)
 #   comm       the NCCL sweep (2 GPUs or more)
-#   records    info, split and verify against a binary from before the report model
-#              (GREENCTX_BASE_CLI; scripts/compare-command-records.sh live): the same facts; only
-#              when named
 #   compute-sanitizer  memcheck, racecheck and synccheck on the GPU test programs
 #              (scripts/compute-sanitizer-check.sh); only when named, not by default
 # GPU_CHECK_SKIP_BENCH, GPU_CHECK_SKIP_SEMANTICS and GPU_CHECK_SKIP_PYTHON still leave their group
@@ -223,16 +220,6 @@ if want compute-sanitizer; then
   limit=$saved_limit
 fi
 
-# Issue 23 item 8: what info, split and verify say through the report model against what the
-# binary before it said, on this GPU (the probes' times aside).
-if want records; then
-  if [ -x "${GREENCTX_BASE_CLI:-}" ]; then
-    step records scripts/compare-command-records.sh live "$GREENCTX_BASE_CLI" "$cli" "$out/records"
-  else
-    { echo; echo "=== records: skipped: GREENCTX_BASE_CLI names no binary"; } | tee -a "$log"
-    failed+=("records (no GREENCTX_BASE_CLI)")
-  fi
-fi
 
 # Several GPUs (issue 14): the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick;
 # GPU_CHECK_COMM_FULL=1: the whole sweep). Only where nvidia-smi lists 2 GPUs or more (on one GPU

@@ -1,5 +1,6 @@
-// The results saved under bench/results/, for the tests that read them back. GREENCTX_SOURCE_DIR
-// in the environment overrides the build-time path (binaries copied elsewhere).
+// The records under tests/data/ (real runs, tests/data/README.md), for the tests that read them
+// back. GREENCTX_SOURCE_DIR in the environment overrides the build-time path (binaries copied
+// elsewhere).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,11 +18,16 @@ inline std::string source_dir() {
   return given && *given ? given : GREENCTX_SOURCE_DIR;
 }
 
-/// The JSON file `path` under bench/results/ (a test failure when it cannot be read).
-inline nlohmann::json saved_result(const std::string &path) {
-  std::ifstream f(source_dir() + "/bench/results/" + path);
-  EXPECT_TRUE(f) << path;
-  return nlohmann::json::parse(f);
+/// The path of `name` under tests/data/.
+inline std::string data_path(const std::string &name) {
+  return source_dir() + "/tests/data/" + name;
+}
+
+/// The record `name` under tests/data/, in its order (a test failure when it cannot be read).
+inline nlohmann::ordered_json saved_record(const std::string &name) {
+  std::ifstream f(data_path(name));
+  EXPECT_TRUE(f) << name;
+  return nlohmann::ordered_json::parse(f);
 }
 
 } // namespace greenctx_test

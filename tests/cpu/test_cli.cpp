@@ -746,29 +746,29 @@ TEST(Cli, BenchRejectsBadOptions) {
   EXPECT_TRUE(contains(r.err, "cannot read")) << r;
 }
 
-// A saved run of the H200 re-reported without a GPU: the targets it met and the one it missed.
+// Records of real runs (tests/data/, README.md there), re-reported without a GPU.
 // GREENCTX_SOURCE_DIR in the environment overrides the build-time path (binaries copied elsewhere).
-const std::string results_dir =
+const std::string data_dir =
     std::string(std::getenv("GREENCTX_SOURCE_DIR") ? std::getenv("GREENCTX_SOURCE_DIR")
                                                    : GREENCTX_SOURCE_DIR) +
-    "/bench/results/2026-11-29-h200";
+    "/tests/data/";
 
-// info, verify and split report a saved result again without a driver (files of older greenctx
-// converted), exit by its verdict, and take their argument or --from, not both.
+// info, verify and split report a saved result again without a driver, exit by its verdict, and
+// take their argument or --from, not both.
 TEST(Cli, InfoVerifyAndSplitFromSavedResults) {
   temp_dir dir;
   const std::string json = (dir.path / "again.json").string();
-  auto r = run_cli({"info", "--from", results_dir + "/gpu-check/info.json", "--json", json});
+  auto r = run_cli({"info", "--from", data_dir + "info.json", "--json", json});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "NVIDIA H200")) << r;
   const auto again = run_cli({"info", "--from", json});
   EXPECT_EQ(again.exit_code, exit_ok) << again;
   EXPECT_EQ(again.out, r.out); // the record read back prints the same
-  r = run_cli({"verify", "--from", results_dir + "/gpu-check/verify-16-8-rest.json"});
+  r = run_cli({"verify", "--from", data_dir + "verify.json"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "OK: every partition stayed within its SMs")) << r;
   EXPECT_TRUE(contains(r.out, "AAAABBCCCCCCCCCC")) << r; // the combined map
-  r = run_cli({"split", "--from", results_dir + "/compat-python/split-discover-8.json"});
+  r = run_cli({"split", "--from", data_dir + "split.json"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "15 x 8")) << r;
   r = run_cli({"verify", "--from", json});
@@ -782,12 +782,11 @@ TEST(Cli, InfoVerifyAndSplitFromSavedResults) {
   EXPECT_TRUE(contains(r.err, "REQUEST is required (or --from FILE")) << r;
 }
 
-// A tune of the H200 saved before the report model (schema 1) reported again in every format
-// without a GPU, and its record read back to the same text; files of other kinds are refused.
-TEST(Cli, TuneFromSavedRunsOfBothSchemas) {
+// A tune of the H200 reported again in every format without a GPU, and its record read back to
+// the same text; files of other kinds, and documents that are not records, are refused.
+TEST(Cli, TuneFromASavedRun) {
   temp_dir dir;
-  const std::string eleventh = results_dir + "/../2026-12-02-h200-eleventh/";
-  const std::string old = eleventh + "tune-call3-14e2a02/tune-memory-kernel-1.json";
+  const std::string old = data_dir + "tune.json";
   const std::string json = (dir.path / "t.json").string(), csv = (dir.path / "t.csv").string(),
                     svg = (dir.path / "t.svg").string(), md = (dir.path / "t.md").string();
   const auto first = run_cli(
@@ -800,13 +799,13 @@ TEST(Cli, TuneFromSavedRunsOfBothSchemas) {
   EXPECT_EQ(again.out, first.out);
   for (const auto &f : {csv, svg, md})
     EXPECT_GT(std::filesystem::file_size(f), 100u) << f;
-  const auto bench = run_cli({"tune", "--from", eleventh + "bench-spin-kernel.json"});
+  const auto bench = run_cli({"tune", "--from", data_dir + "bench-latency.json"});
   expect_error(bench, exit_usage);
   EXPECT_TRUE(contains(bench.err, "holds a greenctx.bench result, not a greenctx.tune one"))
       << bench;
-  // A bench file from before files had a kind: not taken for a tune of the first schema.
-  const auto kindless =
-      run_cli({"tune", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
+  // A document without a kind is no record.
+  std::ofstream(dir.path / "kindless.json") << R"({"config": {"critical_sms": 16}})";
+  const auto kindless = run_cli({"tune", "--from", (dir.path / "kindless.json").string()});
   expect_error(kindless, exit_usage);
   EXPECT_TRUE(contains(kindless.err, "is not a greenctx tune JSON file")) << kindless;
   std::ofstream(dir.path / "bad.json") << R"({"kind": "greenctx.tune", "schema": 2, "title": 3})";
@@ -819,8 +818,7 @@ TEST(Cli, TuneFromSavedRunsOfBothSchemas) {
 }
 
 TEST(Cli, BenchFromASavedRunThatMetItsTargets) {
-  const auto r = run_cli(
-      {"bench", "--from", results_dir + "/rounds/bench-spin-kernel-1.json", "--check-targets"});
+  const auto r = run_cli({"bench", "--from", data_dir + "bench-latency.json", "--check-targets"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "every target met: yes")) << r;
   EXPECT_TRUE(contains(r.out, "0.935  <=   1.05  yes")) << r; // isolation
@@ -881,13 +879,11 @@ TEST(Cli, AdaptiveBenchFromASavedRun) {
   r = run_cli({"bench", "--adaptive", "--from", missed, "--check-targets"});
   EXPECT_EQ(r.exit_code, exit_check_failed) << r;
   EXPECT_TRUE(contains(r.out, "NO (isolation)")) << r;
-  r = run_cli({"bench", "--adaptive", "--from", results_dir + "/rounds/bench-spin-kernel-1.json"});
+  r = run_cli({"bench", "--adaptive", "--from", data_dir + "bench-latency.json"});
   expect_error(r, exit_usage);
-  EXPECT_TRUE(contains(r.err, "mode")) << r;
-  // The H200's run saved before the record: converted, and some adaptive configuration met both.
-  r = run_cli({"bench", "adaptive", "--from",
-               results_dir + "/../2026-12-01-h200/pool-repartition/pool-adaptive-bench.json",
-               "--check-targets"});
+  EXPECT_TRUE(contains(r.err, "not a greenctx.bench-adaptive one")) << r;
+  // A run of the H200: some adaptive configuration met both.
+  r = run_cli({"bench", "adaptive", "--from", data_dir + "bench-adaptive.json", "--check-targets"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "targets: both met by adaptive-8-reactive, adaptive-16-lead")) << r;
 }
@@ -953,13 +949,11 @@ TEST(Cli, JsonFilesInMissingFoldersAreRefusedFirst) {
   }
 }
 
-// A scale run saved by an earlier greenctx, whose runs report confined_threads: read as device 0
-// confined, with that many green contexts.
-TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
+// A scale run of the H200 (a GEMM by wall time) reported again, its points' table as CSV.
+TEST(Cli, ScaleFromASavedRun) {
   temp_dir dir;
   const std::string csv = (dir.path / "scale.csv").string();
-  const auto r =
-      run_cli({"scale", "--from", results_dir + "/run-scale/scale-gemm.json", "--csv", csv});
+  const auto r = run_cli({"scale", "--from", data_dir + "scale.json", "--csv", csv});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   EXPECT_TRUE(contains(r.out, "unconfined: all 132 SMs, no green context")) << r;
   std::ifstream f(csv);
@@ -969,11 +963,10 @@ TEST(Cli, ScaleFromARunSavedBeforeTheDeviceReport) {
   EXPECT_EQ(header, "sms,median,min,max,rsd,vs_smallest,ideal,vs_unconfined,runs,status");
   EXPECT_TRUE(first.starts_with("8,4.5")) << first;
   EXPECT_TRUE(first.ends_with(",3,ok")) << first;
-  // Saved before --metric: the wall time, and programs were told the device's SM count.
+  // That run timed the whole program, and the program was told the device's SM count.
   EXPECT_TRUE(contains(r.out, "figure: wall time of the whole program")) << r;
   EXPECT_TRUE(contains(r.out, "told the device's 132 SMs")) << r;
-  const auto again = run_cli(
-      {"scale", "--from", results_dir + "/run-scale/scale-gemm.json", "--metric", "gpu-time"});
+  const auto again = run_cli({"scale", "--from", data_dir + "scale.json", "--metric", "gpu-time"});
   expect_error(again, exit_usage);
   EXPECT_TRUE(contains(again.err, "leave out --metric")) << again;
 }
@@ -1259,8 +1252,8 @@ TEST(Cli, RunSaysWhenTheProgramNeverUsedCuda) {
 }
 
 TEST(Cli, BenchFromASavedRunThatMissedATarget) {
-  const auto r = run_cli(
-      {"bench", "--from", results_dir + "/earlier-run/bench-spin-kernel.json", "--check-targets"});
+  const auto r =
+      run_cli({"bench", "--from", data_dir + "bench-latency-missed.json", "--check-targets"});
   EXPECT_EQ(r.exit_code, 1) << r; // isolation 1.052 > 1.05
   EXPECT_TRUE(contains(r.out, "1.052")) << r;
 }

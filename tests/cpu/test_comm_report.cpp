@@ -1,6 +1,6 @@
 // greenctx bench --comm without a GPU: the --sizes and --comm-sms lists, the modes, the bus
-// bandwidth, the answers and the record on synthetic samples, and the runs saved before the record
-// converted (pure code).
+// bandwidth, the answers and the record on synthetic samples and on a real run's record (pure
+// code).
 #include "commands/bench/comm.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
@@ -21,7 +21,7 @@ namespace greenctx::cli::bench::comm {
 namespace {
 
 using greenctx_test::contains;
-using greenctx_test::saved_result;
+using greenctx_test::saved_record;
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
@@ -272,43 +272,17 @@ TEST(CommAnswers, ModesThatRanOutsideTheirPartitionAreNoAnswer) {
   EXPECT_TRUE(contains(report::to_csv(comm_record(r, {})), ",no,"));
 }
 
-// The two-GPU sweep of the H200 saved before the record, converted: every point's p50, p99 and
-// bus bandwidth and every answer as that run's JSON gave them, every sample kept.
-TEST(CommReport, SavedFilesAreConverted) {
-  const nlohmann::json j = saved_result("2026-12-01-h200x2/bench-comm.json");
-  const report::record rec = comm_record(from_json(j), j.at("environment"));
-  const report::series &points = *rec.table("points");
-  ASSERT_EQ(points.rows.size(), j["points"].size());
-  std::size_t samples = 0;
-  for (std::size_t i = 0; i < points.rows.size(); ++i) {
-    const auto &q = j["points"][i];
-    samples += q["allreduce_us"].size();
-    EXPECT_EQ(points.rows[i][points.index("mode")], report::cell{q["mode"].get<std::string>()});
-    for (const char *f : {"p50_us", "p99_us", "busbw_gbs"})
-      EXPECT_DOUBLE_EQ(std::get<double>(points.rows[i][points.index(f)]), q[f].get<double>())
-          << i << " " << f;
-  }
-  EXPECT_EQ(rec.table("samples")->rows.size(), samples);
+// The two-GPU sweep of the H200 (tests/data/bench-comm.json): it reads back to the same JSON
+// and keeps each size's answer.
+TEST(CommReport, ARealRunReadsBack) {
+  const auto j = saved_record("bench-comm.json");
+  const report::record rec = report::from_json(j);
+  EXPECT_EQ(report::to_json(rec), j);
+  EXPECT_EQ(rec.table("points")->rows.size(), 108u);
   const report::series &answers = *rec.table("answers");
-  ASSERT_EQ(answers.rows.size(), j["answers"].size());
-  for (std::size_t i = 0; i < answers.rows.size(); ++i) {
-    EXPECT_EQ(answers.rows[i][answers.index("k")],
-              report::cell{j["answers"][i]["k"].get<double>()});
-    EXPECT_EQ(answers.rows[i][answers.index("best_mode")],
-              report::cell{j["answers"][i]["best_mode"].get<std::string>()});
-    EXPECT_EQ(answers.rows[i][answers.index("answer")],
-              report::cell{j["answers"][i]["text"].get<std::string>()});
-  }
-  // A one-GPU test run saved before the confinement check: its partitions are of no known
-  // confinement.
-  const nlohmann::json old = saved_result("2026-12-01-h200/comm-one-gpu-pipeline/"
-                                          "run1-cdfab91-bench-comm-one-gpu-cold-gemm.json");
-  const results back = from_json(old);
-  for (const auto &p : back.points)
-    EXPECT_FALSE(p.confined.has_value()) << p.m.name();
-  EXPECT_TRUE(
-      contains(report::to_text(comm_record(back, old.at("environment"))), "One-GPU test run"));
-  EXPECT_THROW(from_json(nlohmann::json{{"gpus", 2}}), nlohmann::json::exception);
+  ASSERT_EQ(answers.rows.size(), 6u);
+  EXPECT_TRUE(contains(report::to_text(rec), "64 MiB: 32 SMs suffice (green-ctas-32)"));
+  EXPECT_FALSE(report::to_svg(rec).empty());
 }
 
 // GREENCTX_COMM_ONE_GPU_TEST runs (the tool's own GPU check on one GPU) say in every report that
@@ -340,7 +314,7 @@ TEST(CommReport, FailedPointsAreShownWithTheirReason) {
   EXPECT_EQ(*a[0].k, 16u); // green-8 has no samples at 1 MiB now
 }
 
-// A run saved before the record re-reported by the CLI without a GPU: `bench comm --from F`
+// A saved run re-reported by the CLI without a GPU: `bench comm --from F`
 // (the driver is pointed at nothing, so any driver call would fail with exit 3), and the record it
 // writes read back to the same report.
 TEST(CommReport, SavedRunIsReportedAgainByTheCli) {
@@ -349,7 +323,6 @@ TEST(CommReport, SavedRunIsReportedAgainByTheCli) {
       ("greenctx-comm-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
        std::to_string(std::rand()));
   std::filesystem::create_directories(dir);
-  const std::string root = greenctx_test::source_dir();
   const std::string cli = std::getenv("GREENCTX_CLI") && *std::getenv("GREENCTX_CLI")
                               ? std::getenv("GREENCTX_CLI")
                               : GREENCTX_CLI_PATH;
@@ -363,7 +336,7 @@ TEST(CommReport, SavedRunIsReportedAgainByTheCli) {
     EXPECT_EQ(status, 0) << text.str();
     return text.str();
   };
-  const std::string first = run(root + "/bench/results/2026-12-01-h200x2/bench-comm.json",
+  const std::string first = run(greenctx_test::data_path("bench-comm.json"),
                                 "--svg '" + (dir / "comm.svg").string() + "' --json '" +
                                     (dir / "comm.json").string() + "'",
                                 "first.txt");

@@ -1,25 +1,18 @@
-// The records of info, split and verify (pure code): what each table and note says, and the files
-// older greenctx wrote, converted for --from.
+// The records of info, split and verify (pure code): what each table and note says, and real
+// runs' records read back.
 #include "commands/info/info_record.hpp"
 #include "commands/split/split_record.hpp"
 #include "commands/verify/verify_record.hpp"
+#include "saved_results.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace greenctx::cli {
 namespace {
 
 using report::cell;
-
-const std::string results = std::string(GREENCTX_SOURCE_DIR) + "/bench/results/";
-
-nlohmann::json saved(const std::string &path) {
-  std::ifstream f(results + path);
-  return nlohmann::json::parse(f);
-}
 
 bool has_note(const report::record &r, const std::string &text) {
   return std::any_of(r.notes.begin(), r.notes.end(),
@@ -47,14 +40,17 @@ void expect_round_trip(const report::record &r) {
 
 info::results two_gpus() {
   info::results r;
-  r.driver_version = "13.0";
-  r.toolkit_version = "13.0";
-  r.driver_library = "libcuda.so.1";
+  r.driver.version = 13000;
+  r.driver.library = "libcuda.so.1";
+  r.driver.features = {{feature::green_contexts, "green_contexts",
+                        "green contexts and split by count", 12040, availability::native},
+                       {feature::sm_partition_info, "sm_partition_info",
+                        "minimum partition and alignment", 13000, availability::native},
+                       {feature::workqueue_resources, "workqueue_resources", "work-queue resources",
+                        13010, availability::greenctx}};
   r.device_count = 2;
-  r.workqueue_config_provisioned = false;
   r.gpus = {{0, "H200", "9.0", "0000:10:00.0", 132, 8, 8, "8, 16, ..., 128, 132", 0, -5, false},
             {1, "H200", "9.0", "0000:11:00.0", 132, 8, 8, "8, 16, ..., 128, 132", 0, -5, true}};
-  r.features = {{"green_contexts", "12.4", "native", "green contexts and split by count"}};
   return r;
 }
 
@@ -78,7 +74,6 @@ TEST(InfoRecord, OneRowPerGpuAndWhatMpsMeansForEach) {
 TEST(InfoRecord, TheEnvironmentVariablesAreSaid) {
   info::results in = two_gpus();
   in.max_connections_environment = 32;
-  in.max_connections_in_effect = 32;
   in.visible_devices = "1,0";
   const auto r = info::info_record(in, {}, "0");
   EXPECT_TRUE(has_note(r, "CUDA_DEVICE_MAX_CONNECTIONS=32 (from the environment)"));
@@ -86,53 +81,47 @@ TEST(InfoRecord, TheEnvironmentVariablesAreSaid) {
   EXPECT_EQ(r.find("max_connections")->value, cell{32.0});
 }
 
-// A file of 2026-11-29 (one GPU at the top level, before MPS and PCI were recorded) and one of
-// 2026-12-01 (devices[] beside the first GPU's fields).
-TEST(InfoRecord, OlderFilesAreConverted) {
-  const auto old = saved("2026-11-29-h200/gpu-check/info.json");
-  const auto r1 = info::info_record(info::from_json(old), info::environment_from_json(old), "-");
-  EXPECT_EQ(r1.table("gpus")->rows.size(), 1u);
-  EXPECT_EQ(number(at(r1, "gpus", 0, "sm_count")), 132);
-  EXPECT_EQ(at(r1, "gpus", 0, "mps"), cell{"not recorded"});
-  EXPECT_EQ(at(r1, "gpus", 0, "pci_bus_id"), cell{});
-  EXPECT_EQ(r1.table("features")->rows.size(), old["features"].size());
-  expect_round_trip(r1);
-  const auto two = saved("2026-12-01-h200x2/info-verify/info-devices.json");
-  const auto r2 = info::info_record(info::from_json(two), info::environment_from_json(two), "-");
-  ASSERT_EQ(r2.table("gpus")->rows.size(), 2u);
-  EXPECT_EQ(at(r2, "gpus", 1, "pci_bus_id"),
-            cell{two["devices"][1]["pci_bus_id"].get<std::string>()});
-  EXPECT_THROW(info::from_json(nlohmann::json::object()), nlohmann::json::exception);
+// Records of real runs (tests/data/): one GPU, and two GPUs of one machine.
+TEST(InfoRecord, RealRecordsReadBack) {
+  const auto one = report::from_json(greenctx_test::saved_record("info.json"));
+  EXPECT_EQ(one.table("gpus")->rows.size(), 1u);
+  EXPECT_EQ(number(at(one, "gpus", 0, "sm_count")), 132);
+  expect_round_trip(one);
+  const auto two = report::from_json(greenctx_test::saved_record("info-two-gpus.json"));
+  ASSERT_EQ(two.table("gpus")->rows.size(), 2u);
+  EXPECT_NE(at(two, "gpus", 0, "pci_bus_id"), at(two, "gpus", 1, "pci_bus_id"));
+  expect_round_trip(two);
 }
 
-split_report::results two_groups(bool checked, unsigned clusters) {
-  split_report::results r;
-  r.request = "16:cosched=2 0:backfill";
-  r.split_calls = 1;
-  split_report::group a;
-  a.sm_count = a.requested = a.obtained = 16;
-  a.coscheduled = 2;
-  a.preferred = 8;
-  a.made = true;
-  a.piece_size = 8;
-  a.pieces = "2 x 8";
-  split_report::group b = a;
-  b.sm_count = b.requested = 0;
-  b.obtained = 116;
-  b.backfill = true;
-  b.pieces = "14 x 8 + 4";
-  b.note = "discovered 14 pieces";
-  if (checked) {
-    a.check = split_report::group_check{16, 16, clusters, 8};
-    b.check = split_report::group_check{116, 116, 58, 0};
-  }
-  r.groups = {a, b};
+sm_resource pieces_of(unsigned sms) {
+  CUdevResource raw{};
+  raw.type = CU_DEV_RESOURCE_TYPE_SM;
+  raw.sm.smCount = sms;
+  return sm_resource(raw, 0, {8, 8}, 9);
+}
+
+// '16:cosched=2 0:backfill' on 132 SMs: 2 pieces of 8, then 14 of 8 and one of 4.
+group_split_result two_groups() {
+  group_split_result r;
+  r.params = {{16, 2, 8, 0}, {0, 2, 8, sm_group_backfill}};
+  r.outcomes = {{16, 16, 0, 8, false, ""}, {0, 116, 0, 8, false, "discovered 14 pieces"}};
+  r.groups.resize(2);
+  r.groups[0].pieces = {pieces_of(8), pieces_of(8)};
+  for (int i = 0; i < 14; ++i)
+    r.groups[1].pieces.push_back(pieces_of(8));
+  r.groups[1].pieces.push_back(pieces_of(4));
+  r.runs = 1;
   return r;
+}
+
+std::vector<split_report::group_check> checks(unsigned clusters) {
+  return {{16, 16, clusters, 8}, {116, 116, 58, 0}};
 }
 
 TEST(SplitRecord, GroupsChecksAndTheVerdict) {
   const nlohmann::json env = {{"device", 0}, {"gpu", "H200"}, {"sm_count", 132}};
-  auto r = split_report::split_record(two_groups(true, 8), env);
+  const std::string request = "16:cosched=2 0:backfill";
+  auto r = split_report::split_record(request, two_groups(), checks(8), env);
   EXPECT_EQ(r.title, "greenctx split '16:cosched=2 0:backfill' on GPU 0 (H200, 132 SMs)");
   EXPECT_EQ(at(r, "groups", 1, "requested"), cell{"all"});
   EXPECT_EQ(at(r, "groups", 1, "backfill"), cell{"backfill"});
@@ -142,29 +131,32 @@ TEST(SplitRecord, GroupsChecksAndTheVerdict) {
   EXPECT_FALSE(r.says_no("ok"));
   expect_round_trip(r);
   // Fewer clusters than promised fails the check, and says by how much.
-  r = split_report::split_record(two_groups(true, 7), env);
+  r = split_report::split_record(request, two_groups(), checks(7), env);
   EXPECT_TRUE(r.says_no("ok"));
   EXPECT_TRUE(has_note(r, "FAILED: group 0 runs 7 clusters of 2 SMs at once, 8 promised"));
   // A dry run has no checks: their columns stay off the terminal.
-  r = split_report::split_record(two_groups(false, 0), env);
+  auto dry = two_groups();
+  dry.dry_run = true;
+  dry.groups.clear();
+  r = split_report::split_record(request, dry, {}, env);
   EXPECT_EQ(report::to_text(r).find("clusters"), std::string::npos);
   EXPECT_FALSE(has_note(r, "OK:"));
 }
 
 TEST(SplitRecord, AGroupNotMadeMakesTheRequestInvalid) {
-  auto in = two_groups(false, 0);
-  in.groups[1].made = false;
+  auto in = two_groups();
+  in.outcomes[1].obtained = 0;
   in.advice = "requests that can be made here: {64, 64}";
-  const auto r = split_report::split_record(in, {});
+  const auto r = split_report::split_record("16:cosched=2 0:backfill", in, {}, {});
   EXPECT_TRUE(r.says_no("all_made"));
   EXPECT_EQ(at(r, "groups", 1, "obtained"), cell{});
   EXPECT_TRUE(has_note(r, "advice: requests that can be made here"));
   EXPECT_TRUE(has_note(r, "INVALID: not every group can be made"));
 }
 
-TEST(SplitRecord, OlderFilesAreConverted) {
-  const auto old = saved("2026-11-29-h200/compat-python/split-discover-8.json");
-  const auto r = split_report::split_record(split_report::from_json(old), old["environment"]);
+// A real split (tests/data/split.json: discovery by pieces of 8 on the H200, checked).
+TEST(SplitRecord, ARealRecordReadsBack) {
+  const auto r = report::from_json(greenctx_test::saved_record("split.json"));
   EXPECT_EQ(number(at(r, "groups", 0, "obtained")), 120);
   EXPECT_EQ(at(r, "groups", 0, "pieces"), cell{"15 x 8"});
   EXPECT_EQ(number(at(r, "groups", 0, "clusters_promised")), 15);
@@ -221,24 +213,16 @@ TEST(VerifyRecord, SeveralGpusAreNamedInTheirRowsAndNotes) {
   EXPECT_EQ(r.find("gpus_passed")->value, cell{1.0});
 }
 
-TEST(VerifyRecord, OlderFilesAreConverted) {
-  for (const char *path : {"2026-11-29-h200/gpu-check/verify-16-8-rest.json",
-                           "2026-12-01-h200x2/info-verify/verify-all.json"}) {
-    SCOPED_TRACE(path);
-    const auto old = saved(path);
-    const auto in = verification::from_json(old);
-    const auto r = verification::verify_record(in, verification::environment_from_json(old));
-    const nlohmann::json &first = old.contains("devices") ? old["devices"][0] : old;
-    const auto &parts = first["partitions"];
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      EXPECT_EQ(at(r, "partitions", i, "map"), cell{parts[i]["map"].get<std::string>()});
-      EXPECT_EQ(number(at(r, "partitions", i, "used")), parts[i]["used"].get<double>());
-      EXPECT_EQ(number(at(r, "partitions", i, "start_us")), parts[i]["start_us"].get<double>());
-    }
-    EXPECT_EQ(r.says_no("ok"), !old["ok"].get<bool>());
-    EXPECT_EQ(in.gpus.size(), old.contains("devices") ? old["devices"].size() : 1u);
-    expect_round_trip(r);
-  }
+// Real verifications (tests/data/): 16,8,rest on one GPU, and on each of two.
+TEST(VerifyRecord, RealRecordsReadBack) {
+  const auto one = report::from_json(greenctx_test::saved_record("verify.json"));
+  EXPECT_FALSE(one.says_no("ok"));
+  EXPECT_EQ(at(one, "partitions", 3, "map").index(), 2u); // the combined map is text
+  EXPECT_TRUE(has_note(one, "OK: every partition stayed within its SMs"));
+  expect_round_trip(one);
+  const auto two = report::from_json(greenctx_test::saved_record("verify-two-gpus.json"));
+  EXPECT_FALSE(two.says_no("ok"));
+  expect_round_trip(two);
 }
 
 TEST(VerifyProcessesRecord, PiecesRoundsAndTheVerdict) {

@@ -316,12 +316,12 @@ TEST(Record, FigureStylesReadBackAndAreChecked) {
   refused([](auto &x) { x["figures"][1]["verdict"] = "nothing"; }, "a verdict of an unknown field");
 }
 
-// Every record saved under bench/results/ (tune's and scale's, written before bench's) reads back
-// and writes the same JSON again: what the model gained since is optional.
+// Every record under tests/data/ (one of each command's kinds, from real runs) reads back and
+// writes the same JSON again.
 TEST(Record, SavedRecordsStillRead) {
   std::size_t read = 0;
-  for (const auto &e : std::filesystem::recursive_directory_iterator(greenctx_test::source_dir() +
-                                                                     "/bench/results")) {
+  for (const auto &e :
+       std::filesystem::recursive_directory_iterator(greenctx_test::source_dir() + "/tests/data")) {
     if (e.path().extension() != ".json")
       continue;
     std::ifstream f(e.path());
@@ -333,7 +333,7 @@ TEST(Record, SavedRecordsStillRead) {
     EXPECT_FALSE(report::to_svg(r).empty());
     ++read;
   }
-  EXPECT_GE(read, 15u); // 14 tunes and a scale when this test was written
+  EXPECT_GE(read, 10u);
 }
 
 // A tune over four sizes, both searches, the chosen split measured again.
@@ -422,30 +422,14 @@ TEST(TuneRecord, NoSplitMeetingTheObjectiveLeavesNothingToUse) {
   EXPECT_EQ(rec.find("repeat_p99_us"), nullptr);
 }
 
-// The tune files of 2026-12-02 (schema 1, before the record) read back and reported as records.
-TEST(TuneRecord, FilesOfSchemaOneAreReadBack) {
-  const std::string path =
-      std::string(std::getenv("GREENCTX_SOURCE_DIR") ? std::getenv("GREENCTX_SOURCE_DIR")
-                                                     : GREENCTX_SOURCE_DIR) +
-      "/bench/results/2026-12-02-h200-eleventh/tune-call3-14e2a02/tune-memory-kernel-1.json";
-  std::ifstream f(path);
-  ASSERT_TRUE(f) << path;
-  const auto j = nlohmann::json::parse(f);
-  std::string objective;
-  std::vector<report::quantity> env;
-  const measure::tune_result r = tune_result_from_schema1(j, objective, env);
-  EXPECT_EQ(r.curve.size(), 16u);
-  ASSERT_TRUE(r.guided && r.exhaustive);
-  EXPECT_EQ(r.guided->chosen, 16u);
-  EXPECT_EQ(r.exhaustive->chosen, 40u);
-  EXPECT_EQ(r.split(), "40,rest");
-  const report::record rec = tune_record(r, env, objective);
+// A tune of the H200 (tests/data/tune.json: both searches, 16 sizes): the answer and the figures
+// read back.
+TEST(TuneRecord, ARealRecordReadsBack) {
+  const report::record rec = report::from_json(greenctx_test::saved_record("tune.json"));
+  EXPECT_EQ(rec.table("curve")->rows.size(), 16u);
   EXPECT_EQ(std::get<std::string>(rec.find("gpu")->value), "NVIDIA H200");
   EXPECT_NE(report::to_text(rec).find("use: 40,rest"), std::string::npos);
-  // The schema 1 shape with a field missing is refused.
-  auto broken = j;
-  broken.erase("curve");
-  EXPECT_THROW(tune_result_from_schema1(broken, objective, env), nlohmann::json::exception);
+  EXPECT_EQ(rec.figures.size(), 2u);
 }
 
 } // namespace

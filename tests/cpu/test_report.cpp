@@ -79,55 +79,38 @@ TEST(ReportOutput, MissingFoldersAreFoundBeforeAnyWork) {
       contains(rejection([&] { check_output_paths("greenctx scale", opt); }), "it is a folder"));
 }
 
-// An older document (no "tables") converted by the command's reader of older files.
-report::record older_answer(const nlohmann::json &j) {
-  report::record r;
-  r.kind = "bench";
-  r.title = "answer " + std::to_string(j.at("answer").get<int>());
-  return r;
-}
-
 TEST(ReportOutput, SavedFilesAreReadOrNamedAsWrong) {
-  EXPECT_TRUE(contains(
-      rejection([&] { read_record("greenctx bench", "bench", "/nonexistent.json", older_answer); }),
-      "cannot read '/nonexistent.json'"));
+  EXPECT_TRUE(
+      contains(rejection([&] { read_record("greenctx bench", "bench", "/nonexistent.json"); }),
+               "cannot read '/nonexistent.json'"));
   const std::string path =
       (std::filesystem::temp_directory_path() / "greenctx_test_read_record.json").string();
-  std::ofstream(path) << R"({"answer": 7})"; // written before documents had a kind
-  EXPECT_EQ(read_record("greenctx bench", "bench", path, older_answer).title, "answer 7");
-  std::ofstream(path) << R"({"question": 7})";
-  EXPECT_TRUE(
-      contains(rejection([&] { read_record("greenctx bench", "bench", path, older_answer); }),
-               "is not a greenctx bench JSON file"));
-  // Without a reader of older files, only a record is read.
-  std::ofstream(path) << R"({"answer": 7})";
+  std::ofstream(path) << R"({"answer": 7})"; // not a record
   EXPECT_TRUE(contains(rejection([&] { read_record("greenctx bench", "bench", path); }),
                        "is not a greenctx bench JSON file"));
   std::ofstream(path) << "not JSON";
   EXPECT_TRUE(contains(rejection([&] { read_record("greenctx bench", "bench", path); }),
                        "is not a greenctx bench JSON file"));
-  // A record is read as it is, never handed to the reader of older files.
   report::record rec;
   rec.kind = "bench";
   rec.title = "a record";
   std::ofstream(path) << report::to_json(rec).dump();
-  EXPECT_EQ(read_record("greenctx bench", "bench", path, older_answer).title, "a record");
+  EXPECT_EQ(read_record("greenctx bench", "bench", path).title, "a record");
   std::remove(path.c_str());
 }
 
 TEST(ReportOutput, DocumentsSayWhatTheyHoldAndReadersRefuseAnotherKind) {
-  // A document of schema 1 (before the record) names its kind: read by its own command only.
   const std::string path =
       (std::filesystem::temp_directory_path() / "greenctx_test_report_kind.json").string();
-  std::ofstream(path) << R"({"kind": "greenctx.bench-comm", "schema": 1, "answer": 7})";
-  EXPECT_EQ(read_record("greenctx bench", "bench-comm", path, older_answer).title, "answer 7");
-  const std::string e =
-      rejection([&] { read_record("greenctx scale", "scale", path, older_answer); });
+  report::record rec;
+  rec.kind = "bench-comm";
+  std::ofstream(path) << report::to_json(rec).dump();
+  EXPECT_EQ(read_record("greenctx bench", "bench-comm", path).kind, "bench-comm");
+  const std::string e = rejection([&] { read_record("greenctx scale", "scale", path); });
   EXPECT_TRUE(contains(e, "holds a greenctx.bench-comm result, not a greenctx.scale one")) << e;
   std::ofstream(path) << R"({"kind": 3, "answer": 7})";
-  EXPECT_TRUE(
-      contains(rejection([&] { read_record("greenctx scale", "scale", path, older_answer); }),
-               "holds a 3 result"));
+  EXPECT_TRUE(contains(rejection([&] { read_record("greenctx scale", "scale", path); }),
+                       "holds a 3 result"));
   std::remove(path.c_str());
 }
 
@@ -173,8 +156,8 @@ TEST(ReportOutput, JsonOptionTakesAFileOrMeansStdout) {
             (std::pair<std::string, std::string>{"out.json", "16"}));
 }
 
-// What --from reads as a count is the number written, or the file is refused: nlohmann's get<T>()
-// would truncate 8.5, wrap -1 and, for 1.44e75 (a fuzz finding), is undefined behaviour.
+// What a child answers as a count is the number written, or the answer is refused: nlohmann's
+// get<T>() would truncate 8.5, wrap -1 and, for 1.44e75 (a fuzz finding), is undefined behaviour.
 TEST(ReportJson, WholeNumbersAreReadExactlyOrRefused) {
   using nlohmann::json;
   EXPECT_EQ(whole<unsigned>(json(7)), 7u);
@@ -191,8 +174,6 @@ TEST(ReportJson, WholeNumbersAreReadExactlyOrRefused) {
   EXPECT_THROW(read_as<std::vector<unsigned>>(json{8, -16}), json::out_of_range);
   EXPECT_THROW(read_as<std::vector<unsigned>>(json(8)), json::type_error);
   EXPECT_EQ(read_as<std::vector<double>>(json{0.5}), std::vector<double>{0.5});
-  EXPECT_EQ(read_or(json{{"a", 2}}, "b", 1u), 1u);
-  EXPECT_THROW(read_or(json{{"b", 2.5}}, "b", 1u), json::type_error);
 }
 
 } // namespace

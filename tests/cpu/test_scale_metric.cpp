@@ -227,12 +227,9 @@ TEST(ScaleMetric, ARunWithoutAFigureIsNamed) {
   EXPECT_EQ(s[0].figure.count, 1u);
   EXPECT_EQ(s[0].wall.count, 2u);
   EXPECT_EQ(s[0].status, "run 2: no figure");
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_TRUE(j["points"][0]["runs"][1]["figure"].is_null());
-  EXPECT_EQ(j["points"][0]["runs"][1]["no_figure"], "submitted no GPU work");
-  const results back = from_json(j);
-  EXPECT_FALSE(back.points[0].runs[1].figure);
-  EXPECT_EQ(back.points[0].runs[1].no_figure, "submitted no GPU work");
+  const auto j = record_json(r, env);
+  EXPECT_TRUE(j["tables"]["runs"]["rows"][1]["figure"].is_null());
+  EXPECT_EQ(j["tables"]["runs"]["rows"][1]["no_figure"], "submitted no GPU work");
 }
 
 // The rule: wall metric, fewest SMs' median at most 1.3x the unconfined one, 4x the SMs or more.
@@ -308,11 +305,10 @@ TEST(ScaleMetric, SaysWhichSmCountTheProgramWasTold) {
   EXPECT_EQ(sm_count_note(r), partition);
   EXPECT_TRUE(contains(text_table(r, env), partition));
   EXPECT_TRUE(contains(markdown(r, env), partition));
-  EXPECT_EQ(to_json(r, env)["config"]["sm_count_told"], "partition");
+  EXPECT_EQ(record_json(r, env)["config"]["sm_count_told"]["value"], "partition");
   r.real_sm_count = true;
   EXPECT_EQ(sm_count_note(r), "the program was told the device's 132 SMs (--real-sm-count)");
-  EXPECT_EQ(to_json(r, env)["config"]["sm_count_told"], "device");
-  EXPECT_TRUE(from_json(to_json(r, env)).real_sm_count);
+  EXPECT_EQ(record_json(r, env)["config"]["sm_count_told"]["value"], "device");
 }
 
 // ---- the JSON file -----------------------------------------------------------------------------
@@ -320,53 +316,16 @@ TEST(ScaleMetric, SaysWhichSmCountTheProgramWasTold) {
 TEST(ScaleMetric, JsonKeepsTheMetricAndEachFigure) {
   const results r = make_results(parse("regex:([0-9.]+) tokens/s", "tokens/s"),
                                  {make_point(16, {100, 110, 90}), make_point(132, {800}, true)});
-  const nlohmann::json j = nlohmann::json::parse(to_json(r, env).dump());
-  EXPECT_EQ(j["metric"]["kind"], "regex");
-  EXPECT_EQ(j["metric"]["pattern"], "([0-9.]+) tokens/s");
-  EXPECT_EQ(j["metric"]["spec"], "regex:([0-9.]+) tokens/s");
-  EXPECT_EQ(j["metric"]["unit"], "tokens/s");
-  EXPECT_TRUE(j["metric"]["higher_is_better"].get<bool>());
-  EXPECT_EQ(j["points"][0]["runs"][0]["figure"], 100.0);
-  EXPECT_EQ(j["points"][0]["runs"][0]["wall_s"], 110.0);
-  EXPECT_EQ(j["points"][0]["samples"], (std::vector<double>{100, 110, 90}));
-  EXPECT_EQ(j["points"][0]["samples_s"], (std::vector<double>{110, 120, 100}));
-  EXPECT_DOUBLE_EQ(j["points"][0]["summary"]["p50"].get<double>(), 100);
-
-  const results back = from_json(j);
-  EXPECT_EQ(back.measure.kind, metric_kind::regex);
-  EXPECT_EQ(back.measure.source, r.measure.source);
-  EXPECT_EQ(back.measure.unit, "tokens/s");
-  EXPECT_EQ(back.measure.direction, better::higher);
-  EXPECT_EQ(text_table(back, env), text_table(r, env));
-  EXPECT_EQ(to_csv(back), to_csv(r));
-  EXPECT_EQ(to_svg(back, env), to_svg(r, env));
-
-  const results json_key = make_results(parse("json:a.b"), {make_point(16, {1})});
-  EXPECT_EQ(from_json(to_json(json_key, env)).measure.source, "a.b");
-  nlohmann::json bad = to_json(json_key, env);
-  bad["metric"]["kind"] = "cycles";
-  EXPECT_THROW(from_json(bad), nlohmann::json::exception);
-}
-
-TEST(ScaleMetric, AnOldFileWithoutAMetricReadsAsWall) {
-  results r = make_results(metric{}, {make_point(16, {4, 5}), make_point(132, {1}, true)});
-  for (auto &p : r.points)
-    for (auto &run : p.runs)
-      run.figure = run.wall_s;
-  nlohmann::json j = to_json(r, env);
-  j.erase("metric");
-  j["config"].erase("sm_count_told");
-  for (auto &p : j["points"]) {
-    p.erase("samples");
-    p.erase("summary");
-    for (auto &run : p["runs"])
-      run.erase("figure");
-  }
-  const results back = from_json(j);
-  EXPECT_EQ(back.measure.kind, metric_kind::wall);
-  EXPECT_EQ(back.points[0].runs[1].figure, 15.0) << "the figure is the wall time";
-  EXPECT_TRUE(back.real_sm_count) << "before the partition's count, programs saw the device's";
-  EXPECT_DOUBLE_EQ(summarize(back)[0].figure.p50, 14.5);
+  const auto j = record_json(r, env);
+  EXPECT_EQ(j["config"]["metric_spec"]["value"], "regex:([0-9.]+) tokens/s");
+  EXPECT_EQ(j["config"]["metric_unit"]["value"], "tokens/s");
+  EXPECT_EQ(j["config"]["better"]["value"], "higher");
+  EXPECT_EQ(j["tables"]["runs"]["rows"][0]["figure"], 100.0);
+  EXPECT_EQ(j["tables"]["runs"]["rows"][0]["wall_s"], 110.0);
+  EXPECT_EQ(j["tables"]["runs"]["rows"][2]["figure"], 90.0);
+  const report::record back = report::from_json(nlohmann::ordered_json::parse(j.dump()));
+  EXPECT_EQ(report::to_text(back), text_table(r, env));
+  EXPECT_EQ(report::to_csv(back), to_csv(r));
 }
 
 // ---- the SVG's title ---------------------------------------------------------------------------

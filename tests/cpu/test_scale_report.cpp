@@ -303,60 +303,6 @@ TEST(ScaleReport, RecordJsonKeepsEveryRunAndReadsBack) {
   EXPECT_EQ(report::to_svg(back), to_svg(r, env));
 }
 
-// The layout written before the report model (schema 1), which --from still reads: every run, and
-// read back to the same record.
-TEST(ScaleReport, Schema1JsonKeepsEveryRunAndReadsBack) {
-  const results r = synthetic();
-  const nlohmann::json j = to_json(r, env);
-  EXPECT_EQ(j["environment"]["gpu"], "Test GPU");
-  EXPECT_EQ(j["program"][0], "./gemm");
-  EXPECT_EQ(j["config"]["repeat"], 3);
-  EXPECT_EQ(j["config"]["sms"], (std::vector<unsigned>{8, 16, 132}));
-  EXPECT_EQ(j["warmups"].size(), 1u);
-  ASSERT_EQ(j["points"].size(), 4u);
-  EXPECT_EQ(j["points"][0]["samples_s"], (std::vector<double>{4.2, 4.0, 3.8}));
-  EXPECT_EQ(j["points"][0]["runs"].size(), 3u);
-  EXPECT_EQ(j["points"][0]["runs"][0]["end"], "exit 0");
-  EXPECT_EQ(j["points"][0]["runs"][0]["confined_devices"], (std::vector<int>{0}));
-  EXPECT_EQ(j["points"][0]["runs"][0]["green_contexts"], 1);
-  EXPECT_TRUE(j["points"][3]["runs"][0]["confined_devices"].empty());
-  EXPECT_DOUBLE_EQ(j["points"][0]["summary_s"]["p50"].get<double>(), 4.0);
-  EXPECT_DOUBLE_EQ(j["points"][1]["speedup_vs_smallest"].get<double>(), 2.0);
-  EXPECT_TRUE(j["points"][3]["unconfined"].get<bool>());
-  EXPECT_TRUE(j["complete"].get<bool>());
-  EXPECT_TRUE(j["failure"].is_null());
-
-  const results back = from_json(nlohmann::json::parse(j.dump()));
-  EXPECT_EQ(markdown(back, env), markdown(r, env));
-  EXPECT_EQ(to_csv(back), to_csv(r));
-  EXPECT_EQ(to_svg(back, env), to_svg(r, env));
-  EXPECT_THROW(from_json(nlohmann::json{{"program", 1}}), nlohmann::json::exception);
-}
-
-// Files written before the preload library reported devices: "confined_threads" per run (threads
-// with a green context on the one GPU of the run) instead of confined_devices and green_contexts.
-TEST(ScaleReport, ReadsRunsSavedBeforeTheDeviceReport) {
-  results r = synthetic();
-  r.device = 2;
-  nlohmann::json j = to_json(r, env);
-  const auto to_old = [](nlohmann::json &run) {
-    run["confined_threads"] = run["cuda_used"].get<bool>() ? 3 : 0;
-    run.erase("confined_devices");
-    run.erase("green_contexts");
-  };
-  for (auto &w : j["warmups"])
-    to_old(w);
-  for (auto &p : j["points"])
-    for (auto &run : p["runs"])
-      to_old(run);
-  const results back = from_json(j);
-  EXPECT_EQ(back.points[0].runs[0].confined_devices, std::vector<int>{2});
-  EXPECT_EQ(back.points[0].runs[0].green_contexts, 3u);
-  EXPECT_TRUE(back.points[3].runs[0].confined_devices.empty());
-  EXPECT_EQ(back.points[3].runs[0].green_contexts, 0u);
-  EXPECT_EQ(back.warmups[0].confined_devices, std::vector<int>{2});
-}
-
 TEST(ScaleReport, CsvIsThePointsTable) {
   const std::string csv = to_csv(synthetic());
   EXPECT_TRUE(

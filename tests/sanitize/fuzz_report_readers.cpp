@@ -1,23 +1,13 @@
-// The readers behind --from on any bytes that parse as JSON: the report model's reader of records
-// (bench, bench adaptive, bench comm, scale and tune write records), and the converters of the
-// files written before the record (info, verify, split, bench's three modes and scale, schema 1 and
-// older). Each either
-// gives a record or refuses with nlohmann::json::exception (the CLI turns it into "not a ... JSON
-// file", exit 2) or greenctx::error; any other exception would reach the user as an unexplained
-// message, and is a finding. A record, read or converted, must render in every format (text,
+// The readers behind --from and behind the answers of bench comm's children, on any bytes that
+// parse as JSON: the report model's reader of records (every command writes records), and a comm
+// child's point. Each either gives a value or refuses with nlohmann::json::exception (the CLI turns
+// it into "not a ... JSON file", exit 2) or greenctx::error; any other exception would reach the
+// user as an unexplained message, and is a finding. A record must render in every format (text,
 // markdown, CSV, SVG) and round-trip: written as JSON and read back, it writes the same JSON again.
-// scale's results of schema 1 must round-trip through its own writer too.
 #include "fuzz_common.hpp"
 
-#include "commands/bench/adaptive.hpp"
 #include "commands/bench/comm.hpp"
-#include "commands/bench/latency_record.hpp"
-#include "commands/info/info_record.hpp"
 #include "report/record.hpp"
-#include "commands/scale/records.hpp"
-#include "commands/scale/scale_record.hpp"
-#include "commands/split/split_record.hpp"
-#include "commands/verify/verify_record.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -72,56 +62,6 @@ void check_record(const std::string &text) {
     check_rendered("record", r);
 }
 
-// A file written before the record, converted as --from converts it.
-void check_older(const char *name, const nlohmann::json &j,
-                 report::record (*convert)(const nlohmann::json &)) {
-  report::record r;
-  if (reads(name, [&] { r = convert(j); }))
-    check_rendered(name, r);
-}
-
-// scale's results of schema 1: written with its writer and read back, the same JSON again.
-void check_scale_results(const nlohmann::json &j) {
-  using namespace greenctx::cli;
-  const nlohmann::json env =
-      j.is_object() ? j.value("environment", nlohmann::json::object()) : nlohmann::json::object();
-  std::string first;
-  if (!reads("scale", [&] { first = scale::to_json(scale::from_json(j), env).dump(); }))
-    return;
-  std::string second;
-  try {
-    second = scale::to_json(scale::from_json(nlohmann::json::parse(first)), env).dump();
-  } catch (const std::exception &e) {
-    fuzz::finding(std::string("scale: what it wrote does not read back: ") + e.what());
-  }
-  if (second != first)
-    fuzz::finding("scale: written, read back and written again, it changed:\n" + first + "\n" +
-                  second);
-}
-
-report::record older_scale(const nlohmann::json &j) {
-  using namespace greenctx::cli;
-  return scale::scale_record(scale::from_json(j), j.at("environment"));
-}
-
-// info, verify and split as their commands' --from convert them.
-report::record older_info(const nlohmann::json &j) {
-  using namespace greenctx::cli;
-  return info::info_record(info::from_json(j), info::environment_from_json(j), "not recorded");
-}
-
-report::record older_verify(const nlohmann::json &j) {
-  using namespace greenctx::cli;
-  return verification::verify_record(verification::from_json(j),
-                                     verification::environment_from_json(j));
-}
-
-report::record older_split(const nlohmann::json &j) {
-  using namespace greenctx::cli;
-  return split_report::split_record(split_report::from_json(j),
-                                    j.value("environment", nlohmann::json::object()));
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t size) {
@@ -130,14 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char *data, std::size_t siz
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded())
     return 0; // not JSON: refused before any reader (read_record)
-  using namespace greenctx::cli;
-  check_older("bench", j, bench::older_record);
-  check_older("bench adaptive", j, bench::adaptive::older_record);
-  check_older("bench comm", j, bench::comm::older_record);
-  check_older("scale (schema 1)", j, older_scale);
-  check_older("info", j, older_info);
-  check_older("verify", j, older_verify);
-  check_older("split", j, older_split);
-  check_scale_results(j);
+  greenctx::cli::bench::comm::point p;
+  reads("comm point", [&] { p = greenctx::cli::bench::comm::point_from_json(j); });
   return 0;
 }

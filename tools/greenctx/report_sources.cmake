@@ -2,7 +2,6 @@
 # paths under tools/greenctx: the library greenctx_cli_report here, and the sanitizer tier's build
 # of the same code with the process module (tests/sanitize/CMakeLists.txt).
 set(greenctx_cli_report_sources
-  report/json.cpp
   report/output.cpp
   report/record.cpp
   report/record_json.cpp
@@ -14,13 +13,11 @@ set(greenctx_cli_report_sources
   commands/bench/comm_plan.cpp
   commands/bench/comm_record.cpp
   commands/bench/latency_record.cpp
-  commands/bench/report_json.cpp
   commands/info/info_record.cpp
   commands/split/split_record.cpp
   commands/verify/verify_record.cpp
   commands/scale/metric.cpp
   commands/scale/records.cpp
-  commands/scale/records_json.cpp
   commands/scale/scale_record.cpp
   commands/scale/sm_list.cpp
   commands/tune/tune_record.cpp)

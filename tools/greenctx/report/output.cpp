@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 namespace greenctx::cli {
 namespace {
@@ -80,8 +81,7 @@ void add_record_options(CLI::App &cmd, output_options &opt, const std::string &c
   cmd.add_option("--markdown", opt.markdown, "Write the report as markdown to FILE");
   cmd.add_option("--csv", opt.csv, "Write " + csv_table + " as CSV to FILE");
   cmd.add_option("--from", opt.from,
-                 "Report again a result saved with --json FILE (no GPU needed; files of older "
-                 "greenctx versions are converted)");
+                 "Report again a result saved with --json FILE (no GPU needed)");
 }
 
 void check_argument_or_from(const std::string &command, const char *name, const std::string &value,
@@ -153,13 +153,10 @@ void print_record(const std::string &command, const output_options &opt, const r
 }
 
 report::record read_record(const std::string &command, std::string_view kind,
-                           const std::string &path,
-                           const std::function<report::record(const nlohmann::json &)> &older) {
+                           const std::string &path) {
   const auto j = parsed(command, path);
   check_kind(command, kind, path, j);
   try {
-    if (j.is_object() && !j.contains("tables") && older)
-      return older(nlohmann::json::parse(j.dump()));
     return report::from_json(j); // its kind, which from_json requires, is checked above
   } catch (const nlohmann::json::exception &e) {
     not_a_file_of(command, path, e.what());

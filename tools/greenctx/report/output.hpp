@@ -11,7 +11,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <functional>
 #include <string>
 #include <string_view>
 
@@ -60,11 +59,9 @@ void check_output_paths(const std::string &command, const output_options &opt);
 void print_record(const std::string &command, const output_options &opt, const report::record &r);
 
 /// --from FILE of a command that prints records: the record FILE holds. A document of another
-/// kind is refused, naming it; one written before the record (no "tables") goes to `older`,
-/// which converts it, or is refused when there is none. Throws request_error when the file cannot
-/// be read or is not of that shape: "'FILE' is not a <command> JSON file: ...".
+/// kind is refused, naming it. Throws request_error when the file cannot be read or is not a
+/// record: "'FILE' is not a <command> JSON file: ...".
 report::record read_record(const std::string &command, std::string_view kind,
-                           const std::string &path,
-                           const std::function<report::record(const nlohmann::json &)> &older = {});
+                           const std::string &path);
 
 } // namespace greenctx::cli

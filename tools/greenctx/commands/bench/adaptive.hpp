@@ -76,14 +76,6 @@ inline std::vector<verdict> evaluate(const results &r) {
 /// Two figures: isolation and background ratio per configuration, with the target lines.
 /// `environment` is the JSON of environment_json.
 report::record adaptive_record(const results &r, const nlohmann::json &environment);
-/// A bench --adaptive JSON file written before the record (schema 1, or without a schema) as
-/// results, the summaries recomputed from its samples. Throws nlohmann::json::exception on a file
-/// of another shape (a file of the latency bench has no config.mode).
-results from_json(const nlohmann::json &j);
-/// The record of such a file (from_json, then adaptive_record with its environment): what --from
-/// shows of it. Throws as from_json does.
-report::record older_record(const nlohmann::json &j);
-
 /// Measures every configuration of `cfg` on `dev` (adaptive_run.cpp: measure::measure_adaptive of
 /// the critical kernel and measure::copy_chunks). Throws request_error for a configuration
 /// validate() refuses or a layout the GPU cannot make.

@@ -53,8 +53,7 @@ int print_checked(const bench_options &opt, const report::record &rec) {
 int run_comm(const bench_options &opt) {
   namespace comm = bench::comm;
   if (!opt.output.from.empty()) { // no targets: --check-targets changes nothing here
-    print_record(api, opt.output,
-                 read_record(api, "bench-comm", opt.output.from, comm::older_record));
+    print_record(api, opt.output, read_record(api, "bench-comm", opt.output.from));
     return exit_ok;
   }
   if (opt.check_targets)
@@ -95,8 +94,7 @@ int run_comm(const bench_options &opt) {
 int run_adaptive(const bench_options &opt) {
   namespace ad = bench::adaptive;
   if (!opt.output.from.empty())
-    return print_checked(opt,
-                         read_record(api, "bench-adaptive", opt.output.from, ad::older_record));
+    return print_checked(opt, read_record(api, "bench-adaptive", opt.output.from));
   ad::config cfg;
   cfg.device = opt.cfg.device;
   cfg.critical_sms = opt.cfg.critical_sms;
@@ -152,7 +150,7 @@ int run_bench(bench_options opt) {
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
 
   if (!opt.output.from.empty())
-    return print_checked(opt, read_record(api, "bench", opt.output.from, bench::older_record));
+    return print_checked(opt, read_record(api, "bench", opt.output.from));
   check_output_paths(api, opt.output);
   const driver_info drv = query_driver();
   const device dev(cfg.device);

@@ -44,8 +44,8 @@ double bus_bandwidth_gbs(std::size_t bytes, double microseconds, int gpus);
 /// One mode at one message size (the library's measurement gives them).
 using point = measure::comm_point;
 
-/// One point of to_json's "points" (files written before the confinement check have no
-/// "confined": nullopt). Throws nlohmann::json::exception on a malformed point.
+/// One point as a child process writes it (comm_run.cpp). Throws nlohmann::json::exception on a
+/// malformed point.
 point point_from_json(const nlohmann::json &q);
 
 /// A whole run.
@@ -89,11 +89,4 @@ std::vector<answer> answers(const results &r);
 /// nothing); two figures against message size: the all-reduce p50 per mode (log scales) and the
 /// GEMM's TFLOP/s per mode. `env` is the first child's environment.
 report::record comm_record(const results &r, const nlohmann::json &env);
-/// A bench --comm JSON file written before the record (schema 1, or without a schema) as results.
-/// Throws nlohmann::json::exception on a malformed file.
-results from_json(const nlohmann::json &j);
-/// The record of such a file (from_json, then comm_record with its environment): what --from
-/// shows of it. Throws as from_json does.
-report::record older_record(const nlohmann::json &j);
-
 } // namespace greenctx::cli::bench::comm

@@ -231,24 +231,4 @@ point point_from_json(const nlohmann::json &q) {
   return p;
 }
 
-results from_json(const nlohmann::json &j) {
-  results r;
-  read_to(j, "gpus", r.gpus);
-  read_to(j, "devices", r.devices);
-  read_to(j, "ks", r.ks);
-  read_to(j, "sizes", r.sizes);
-  read_to(j, "iterations", r.iterations);
-  read_to(j, "warmup", r.warmup);
-  read_to(j, "gemm_n", r.gemm_n);
-  r.tolerance_percent = j.at("tolerance_percent").get<double>();
-  r.gemm_alone_tflops = j.at("gemm_alone_tflops").get<double>();
-  for (const auto &q : j.at("points"))
-    r.points.push_back(point_from_json(q));
-  return r;
-}
-
-report::record older_record(const nlohmann::json &j) {
-  return comm_record(from_json(j), j.at("environment"));
-}
-
 } // namespace greenctx::cli::bench::comm

@@ -1,7 +1,5 @@
 // How `greenctx bench` (latency) shows its results: its targets, and the run as a record of the
-// report model (report/record.hpp), which every format renders and --from reads back. The JSON
-// files written before the record (bench/results/: schema 1 and files without a schema) are
-// converted by from_json.
+// report model (report/record.hpp), which every format renders and --from reads back.
 #pragma once
 
 #include "commands/bench/latency.hpp"
@@ -43,14 +41,6 @@ double of_full(const results &r, const background_rate &b);
 /// distribution per placement (log scale) and the background's fraction of its full rate.
 /// `environment` is the JSON of environment_json.
 report::record bench_record(const results &r, const nlohmann::json &environment);
-
-/// A bench JSON file written before the record (schema 1, or without a schema) as results, the
-/// summaries recomputed from its raw samples. Throws nlohmann::json::exception on a file of
-/// another shape.
-results from_json(const nlohmann::json &j);
-/// The record of such a file (from_json, then bench_record with its environment): what --from
-/// shows of it. Throws nlohmann::json::exception as from_json does.
-report::record older_record(const nlohmann::json &j);
 
 /// The raw samples of named critical series, one row per sample: `name_key` (the series' name),
 /// "sample" (from 0), "host_us", "gpu_us" and, with `start_delay`, "start_delay_us" (nothing where

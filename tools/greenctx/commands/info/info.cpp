@@ -48,10 +48,7 @@ nlohmann::json environment_of_driver(const driver_info &drv) {
 int run_info(const info_options &opt) {
   check_output_paths(api, opt.output);
   if (!opt.output.from.empty()) {
-    print_record(api, opt.output, read_record(api, "info", opt.output.from, [](const auto &j) {
-                   return info::info_record(info::from_json(j), info::environment_from_json(j),
-                                            "not recorded");
-                 }));
+    print_record(api, opt.output, read_record(api, "info", opt.output.from));
     return exit_ok;
   }
   // A malformed list was refused by the parse; the ordinals are checked against the driver here.
@@ -61,21 +58,13 @@ int run_info(const info_options &opt) {
   const std::vector<int> ordinals = resolve_device_list(list, count, api);
   // Everything is read before anything is printed: a GPU that fails a query prints nothing.
   info::results r;
-  r.driver_version = format_cuda_version(drv.version);
-  r.toolkit_version = format_cuda_version(toolkit_version());
-  r.driver_library = drv.library;
+  r.driver = drv;
   r.device_count = count;
   if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"))
     r.visible_devices = visible;
-  r.granularity_from_driver = drv[feature::sm_partition_info].status == availability::native;
   r.max_connections_environment = max_connections_from_environment();
-  r.max_connections_in_effect = r.max_connections_environment.value_or(8);
-  r.workqueue_config_provisioned = drv[feature::workqueue_resources].status == availability::native;
   for (int d : ordinals)
     r.gpus.push_back(gpu_of(device(d)));
-  for (const auto &f : drv.features)
-    r.features.push_back({f.name, format_cuda_version(f.introduced),
-                          availability_description(f.status), f.description});
   print_record(
       api, opt.output,
       info::info_record(r, with_date_and_command(environment_of_driver(drv)), opt.devices));

@@ -41,19 +41,14 @@ struct run_options {
   std::vector<std::string> command;
 };
 
-std::optional<std::vector<int>> parse_devices(std::string_view text) {
-  return parse_device_list(text, api);
-}
-
 // With the driver, in the check child: the split gives device `d` the piece (made as the
 // preload library will make it, by the same planner), and processes on its pieces can run side by
 // side there (MPS): without MPS they time-slice, which is said, and refused with --strict.
-void check_piece(const run_options &opt, int d) {
+void check_piece(const run_options &opt, const partition_request &split, int d) {
   const device dev(d);
   const split_flags flags =
       opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  const described_partitions parts =
-      describe_partitions(dev, parse_partition_request(opt.split), flags);
+  const described_partitions parts = describe_partitions(dev, split, flags);
   const unsigned piece = *opt.piece;
   if (piece >= parts.parts.size())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
@@ -73,7 +68,8 @@ void check_piece(const run_options &opt, int d) {
 
 // With the driver, in the check child: every device to confine exists and --sms is a size a
 // split of each gives (or --split S has piece --piece on each).
-void check_devices(const run_options &opt, const std::optional<std::vector<int>> &devices) {
+void check_devices(const run_options &opt, const std::optional<partition_request> &split,
+                   const std::optional<std::vector<int>> &devices) {
   const int count = device::count();
   if (count == 0)
     throw error(CUDA_ERROR_NO_DEVICE, api,
@@ -99,11 +95,11 @@ void check_devices(const run_options &opt, const std::optional<std::vector<int>>
     // context made, not made again.
     const device dev(d);
     refuse_mps_percentage(dev, api);
-    if (opt.split.empty()) {
+    if (!split) {
       check_confinement({opt.sms, d, opt.ignore_coscheduling});
       continue;
     }
-    check_piece(opt, d);
+    check_piece(opt, *split, d);
   }
 }
 
@@ -117,17 +113,20 @@ int run_run(const run_options &opt) {
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "give either --sms N or --split S with --piece I (a piece of a split, "
                         "such as --split 16,rest --piece 1)");
+  // A malformed split is bad input, before the driver; parsed once, given on as text to the
+  // preload library.
+  std::optional<partition_request> split;
   if (!opt.split.empty())
-    parse_partition_request(opt.split); // a malformed split is bad input, before the driver
+    split = parse_partition_request(opt.split);
   const std::string program = process::find_program(opt.command.front(), api);
-  const std::optional<std::vector<int>> devices = parse_devices(opt.devices);
+  const std::optional<std::vector<int>> devices = parse_device_list(opt.devices, api);
   // Variables a greenctx run around this one (or a stale shell) left: the library would read them.
   for (const std::string &name : protocol_variables_in_environment())
     unsetenv(name.c_str());
   const std::string library = preload_library();
   if (const int rc = check_in_child([&] {
         check_preload_loads(library);
-        check_devices(opt, devices);
+        check_devices(opt, split, devices);
       });
       rc != exit_ok)
     return rc;
@@ -139,10 +138,10 @@ int run_run(const run_options &opt) {
   set("LD_PRELOAD", library + (existing && *existing ? ":" + std::string(existing) : ""));
   const split_flags flags =
       opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  if (opt.split.empty()) {
+  if (!split) {
     set(protocol::env_sms, std::to_string(opt.sms));
   } else {
-    set(protocol::env_split, opt.split);
+    set(protocol::env_split, split->to_string());
     set(protocol::env_piece, std::to_string(*opt.piece));
   }
   set(protocol::env_devices, devices ? join_ordinals(*devices) : "all");

@@ -1,12 +1,10 @@
 // The results of one `greenctx scale`: every run of the program, its points (SM counts and the
-// unconfined baseline), their summaries and speed-ups, and the reader of its older JSON files.
+// unconfined baseline), their summaries and speed-ups.
 // Pure code: tested on any machine.
 #pragma once
 
 #include "report/stats.hpp"
 #include "commands/scale/metric.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -53,8 +51,7 @@ struct results {
   int device = 0;
   unsigned device_sms = 0;
   bool ignore_coscheduling = false;
-  /// The program was told the device's SM count (--real-sm-count), not its partition's. Files of
-  /// greenctx before the partition's count was told read as true: it was always the device's.
+  /// The program was told the device's SM count (--real-sm-count), not its partition's.
   bool real_sm_count = false;
   unsigned repeat = 0;     ///< timed runs per point asked for
   unsigned warmup = 0;     ///< untimed warm-up runs asked for
@@ -98,16 +95,5 @@ std::string startup_warning(const results &r, const std::vector<point_summary> &
 /// "the program was told 8 to 132 SMs (the partition's; unconfined, the device's 132)" or "the
 /// program was told the device's 132 SMs (--real-sm-count)".
 std::string sm_count_note(const results &r);
-
-/// Everything, raw samples and every run's end included, in the layout --json wrote before the
-/// report model (schema 1; scale_record is what it writes now). Kept so that the tests and the
-/// fuzz target can make files of that layout for from_json.
-nlohmann::json to_json(const results &r, const nlohmann::json &environment);
-
-/// Reads back what to_json wrote. Throws nlohmann::json::exception on a file of another shape.
-/// Files of greenctx before the confined_devices report (each run with "confined_threads": the
-/// threads that got a green context on the one GPU) read as that GPU confined, with that many
-/// green contexts. Files without a metric read as --metric wall, each run's figure its wall time.
-results from_json(const nlohmann::json &j);
 
 } // namespace greenctx::cli::scale

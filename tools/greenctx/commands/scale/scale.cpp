@@ -76,18 +76,14 @@ void report(const scale_options &opt, const scale::results &r, const nlohmann::j
   print_record(api, opt.output, scale::scale_record(r, env));
 }
 
-// --from FILE: report a saved run again without running anything. Files written before the
-// report model (schema 1: the runs themselves) are converted.
+// --from FILE: report a saved run again without running anything.
 int report_from_file(const scale_options &opt) {
   if (!opt.program.empty())
     reject("--from reports a saved run again: give no program after --");
   if (opt.metric_given)
     reject("--from reports a saved run again with the figure it measured: leave out --metric, "
            "--metric-unit, --higher-is-better and --lower-is-better");
-  const report::record rec =
-      read_record(api, "scale", opt.output.from, [](const nlohmann::json &j) {
-        return scale::scale_record(scale::from_json(j), j.at("environment"));
-      });
+  const report::record rec = read_record(api, "scale", opt.output.from);
   print_record(api, opt.output, rec);
   const report::quantity *complete = rec.find("complete");
   return complete && complete->value == report::cell{std::string("yes")} ? exit_ok

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
 
 namespace greenctx::cli {
@@ -20,18 +19,6 @@ struct split_options {
   bool dry_run = false;
   output_options output;
 };
-
-std::string pieces_text(const sm_group &g) {
-  std::map<unsigned, unsigned> sizes; // size -> count
-  for (const auto &p : g.pieces)
-    ++sizes[p.sm_count()];
-  std::string out;
-  for (auto it = sizes.rbegin(); it != sizes.rend(); ++it)
-    out += (out.empty() ? "" : " + ") + (it->second == 1
-                                             ? std::to_string(it->first)
-                                             : fmt::format("{} x {}", it->second, it->first));
-  return out;
-}
 
 // Each made group's green context, its SMs read back, a %smid probe on it and, for co-scheduled
 // groups on CC 9.0+, the clusters that fit at once against what its count promises.
@@ -53,43 +40,6 @@ split_report::group_check check_group(const device &dev, const sm_group &g,
   return c;
 }
 
-split_report::results results_of(const device &dev, const split_options &opt,
-                                 const group_split_result &r) {
-  split_report::results out;
-  out.request = opt.request;
-  out.dry_run = opt.dry_run;
-  out.native = r.native;
-  out.split_calls = r.runs;
-  out.remainder_sms = r.remainder_sms;
-  out.explanation = r.explanation();
-  out.advice = r.advice;
-  const bool check = !opt.dry_run && r.all_made();
-  for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
-    const auto &o = r.outcomes[i];
-    const auto &p = r.params[i];
-    split_report::group g;
-    g.sm_count = p.sm_count;
-    g.coscheduled = p.coscheduled_sm_count;
-    g.preferred = p.preferred_coscheduled_sm_count;
-    g.flags = p.flags;
-    g.backfill = p.flags & sm_group_backfill;
-    g.requested = o.requested;
-    g.obtained = o.obtained;
-    g.made = o.ok();
-    g.split_call = o.run;
-    g.piece_size = o.unit;
-    g.ignore_coscheduling_pieces = o.ignore_coscheduling_pieces;
-    g.note = o.note;
-    if (i < r.groups.size()) {
-      g.pieces = pieces_text(r.groups[i]);
-      if (check)
-        g.check = check_group(dev, r.groups[i], p);
-    }
-    out.groups.push_back(std::move(g));
-  }
-  return out;
-}
-
 // The exit code of a split: 2 when a group cannot be made (said on stderr too), 1 when a check
 // failed.
 int verdict(bool all_made, bool ok) {
@@ -104,11 +54,7 @@ int run_split(const split_options &opt) {
   check_argument_or_from(api, "REQUEST", opt.request, opt.output);
   check_output_paths(api, opt.output);
   if (!opt.output.from.empty()) {
-    const report::record rec =
-        read_record(api, "split", opt.output.from, [](const nlohmann::json &j) {
-          return split_report::split_record(split_report::from_json(j),
-                                            j.value("environment", nlohmann::json::object()));
-        });
+    const report::record rec = read_record(api, "split", opt.output.from);
     print_record(api, opt.output, rec);
     return verdict(!rec.says_no("all_made"), !rec.says_no("ok"));
   }
@@ -120,11 +66,14 @@ int run_split(const split_options &opt) {
   // split; one that falls short is shown not made, and makes the request invalid.
   const group_split_result r =
       split_groups(dev.sms(), params, {.dry_run = opt.dry_run, .proof = cluster_proof::report});
-  const split_report::results results = results_of(dev, opt, r);
-  print_record(
-      api, opt.output,
-      split_report::split_record(results, with_date_and_command(environment_json(drv, dev))));
-  return verdict(results.all_made(), results.ok());
+  std::vector<split_report::group_check> checks;
+  if (!opt.dry_run && r.all_made())
+    for (std::size_t i = 0; i < r.groups.size(); ++i)
+      checks.push_back(check_group(dev, r.groups[i], r.params[i]));
+  print_record(api, opt.output,
+               split_report::split_record(opt.request, r, checks,
+                                          with_date_and_command(environment_json(drv, dev))));
+  return verdict(r.all_made(), split_report::split_ok(r, checks));
 }
 
 } // namespace

@@ -1,12 +1,11 @@
 #include "commands/split/split_record.hpp"
 
-#include "report/json.hpp"
-
 #include <greenctx/plan/group_params.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace greenctx::cli::split_report {
 namespace {
@@ -21,41 +20,50 @@ cell number(unsigned v) {
   return static_cast<double>(v);
 }
 
+// "14 x 8 + 4": the sizes of a group's pieces, largest first.
+std::string pieces_text(const sm_group &g) {
+  std::map<unsigned, unsigned> sizes; // size -> count
+  for (const auto &p : g.pieces)
+    ++sizes[p.sm_count()];
+  std::string out;
+  for (auto it = sizes.rbegin(); it != sizes.rend(); ++it)
+    out += (out.empty() ? "" : " + ") + (it->second == 1
+                                             ? std::to_string(it->first)
+                                             : fmt::format("{} x {}", it->second, it->first));
+  return out;
+}
+
 } // namespace
 
-bool results::all_made() const {
-  return std::all_of(groups.begin(), groups.end(), [](const group &g) { return g.made; });
+bool split_ok(const group_split_result &r, const std::vector<group_check> &checks) {
+  return r.all_made() &&
+         std::all_of(checks.begin(), checks.end(), [](const group_check &c) { return c.ok(); });
 }
 
-bool results::ok() const {
-  return all_made() && std::all_of(groups.begin(), groups.end(),
-                                   [](const group &g) { return !g.check || g.check->ok(); });
-}
-
-report::record split_record(const results &r, const nlohmann::json &environment) {
+report::record split_record(const std::string &request, const group_split_result &r,
+                            const std::vector<group_check> &checks,
+                            const nlohmann::json &environment) {
   report::record rec;
   rec.kind = "split";
-  rec.title = fmt::format("greenctx split '{}' on {}{}", r.request,
+  rec.title = fmt::format("greenctx split '{}' on {}{}", request,
                           report::gpu_described(environment), r.dry_run ? ", dry run" : "");
   rec.environment = report::environment_of(environment);
-  rec.config = {{"request", "request", r.request, {}},
-                {"dry_run", "dry run", yes_no(r.dry_run), {}}};
+  rec.config = {{"request", "request", request, {}}, {"dry_run", "dry run", yes_no(r.dry_run), {}}};
   rec.values = {{"made_by",
                  "made by",
                  r.native ? std::string("cuDevSmResourceSplit (native)")
-                          : fmt::format("greenctx, from {} split-by-count call{}", r.split_calls,
-                                        r.split_calls == 1 ? "" : "s"),
+                          : fmt::format("greenctx, from {} split-by-count call{}", r.runs,
+                                        r.runs == 1 ? "" : "s"),
                  {}},
                 {"native", "native", yes_no(r.native), {}, true},
-                {"split_calls", "split-by-count calls", number(r.split_calls), count, true},
+                {"split_calls", "split-by-count calls", number(r.runs), count, true},
                 {"remainder_sms", "remainder", number(r.remainder_sms), {"SMs", 0}},
                 {"all_made", "every group made", yes_no(r.all_made()), {}},
-                {"ok", "ok", yes_no(r.ok()), {}, true},
-                {"explanation", "explanation", r.explanation, {}, true},
+                {"ok", "ok", yes_no(split_ok(r, checks)), {}, true},
+                {"explanation", "explanation", r.explanation(), {}, true},
                 {"advice", "advice", r.advice.empty() ? cell{} : cell{r.advice}, {}, true}};
 
-  const bool checked =
-      std::any_of(r.groups.begin(), r.groups.end(), [](const group &g) { return g.check; });
+  const bool checked = !checks.empty();
   report::series groups{
       "groups",
       "Groups",
@@ -78,84 +86,51 @@ report::record split_record(const results &r, const nlohmann::json &environment)
        {"clusters_promised", "promised", count, align::right, !checked},
        {"note", "note", {}, align::left, true}},
       {}};
-  for (std::size_t i = 0; i < r.groups.size(); ++i) {
-    const group &g = r.groups[i];
+  for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
+    const group_outcome &o = r.outcomes[i];
+    const sm_group_params &p = r.params.at(i);
     const auto checked_value = [&](unsigned group_check::*member) {
-      return g.check ? number((*g.check).*member) : cell{};
+      return i < checks.size() ? number(checks[i].*member) : cell{};
     };
+    const std::string pieces = i < r.groups.size() ? pieces_text(r.groups[i]) : "";
     groups.rows.push_back(
-        {number(static_cast<unsigned>(i)), number(g.sm_count), number(g.coscheduled),
-         number(g.preferred), number(g.flags), g.backfill ? "backfill" : "-",
-         g.requested ? number(g.requested) : cell{"all"}, g.made ? number(g.obtained) : cell{},
-         yes_no(g.made), number(g.split_call), number(g.piece_size),
-         yes_no(g.ignore_coscheduling_pieces), g.pieces.empty() ? cell{} : cell{g.pieces},
-         checked_value(&group_check::context_sms), checked_value(&group_check::sms_used),
-         checked_value(&group_check::clusters), checked_value(&group_check::clusters_promised),
-         g.note.empty() ? cell{} : cell{g.note}});
+        {number(static_cast<unsigned>(i)), number(p.sm_count), number(p.coscheduled_sm_count),
+         number(p.preferred_coscheduled_sm_count), number(p.flags),
+         p.flags & sm_group_backfill ? "backfill" : "-",
+         o.requested ? number(o.requested) : cell{"all"}, o.ok() ? number(o.obtained) : cell{},
+         yes_no(o.ok()), number(o.run), number(o.unit), yes_no(o.ignore_coscheduling_pieces),
+         pieces.empty() ? cell{} : cell{pieces}, checked_value(&group_check::context_sms),
+         checked_value(&group_check::sms_used), checked_value(&group_check::clusters),
+         checked_value(&group_check::clusters_promised), o.note.empty() ? cell{} : cell{o.note}});
   }
   rec.tables.push_back(std::move(groups));
 
-  for (std::size_t i = 0; i < r.groups.size(); ++i)
-    if (!r.groups[i].note.empty())
-      rec.notes.push_back(fmt::format("note: group {}: {}", i, r.groups[i].note));
-  if (r.split_calls > 1)
+  for (std::size_t i = 0; i < r.outcomes.size(); ++i)
+    if (!r.outcomes[i].note.empty())
+      rec.notes.push_back(fmt::format("note: group {}: {}", i, r.outcomes[i].note));
+  if (r.runs > 1)
     rec.notes.push_back(
         "note: groups of different split calls cannot share one descriptor on this driver");
   if (!r.advice.empty())
     rec.notes.push_back("advice: " + r.advice);
-  for (std::size_t i = 0; i < r.groups.size(); ++i) {
-    const auto &c = r.groups[i].check;
-    if (c && c->sms_used > c->context_sms)
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const group_check &c = checks[i];
+    if (c.sms_used > c.context_sms)
       rec.notes.push_back(fmt::format("FAILED: group {} ran on {} SMs, its context holds {}", i,
-                                      c->sms_used, c->context_sms));
-    if (c && c->clusters < c->clusters_promised)
+                                      c.sms_used, c.context_sms));
+    if (c.clusters < c.clusters_promised)
       rec.notes.push_back(fmt::format("FAILED: group {} runs {} clusters of {} SMs at once, {} "
                                       "promised",
-                                      i, c->clusters, r.groups[i].coscheduled,
-                                      c->clusters_promised));
+                                      i, c.clusters, r.params.at(i).coscheduled_sm_count,
+                                      c.clusters_promised));
   }
   if (!r.all_made())
     rec.notes.push_back("INVALID: not every group can be made (see the notes): the request is "
                         "invalid on this GPU");
-  else if (checked && r.ok())
+  else if (checked && split_ok(r, checks))
     rec.notes.push_back("OK: every group was made; its kernels stayed on its SMs, and it runs the "
                         "clusters its co-scheduled count promises");
   return rec;
-}
-
-results from_json(const nlohmann::json &j) {
-  results r;
-  r.request = j.at("request").get<std::string>();
-  r.dry_run = j.at("dry_run").get<bool>();
-  r.native = j.at("native").get<bool>();
-  r.split_calls = whole<unsigned>(j.at("split_calls"));
-  r.remainder_sms = whole<unsigned>(j.at("remainder_sms"));
-  r.explanation = j.at("explanation").get<std::string>();
-  r.advice = j.value("advice", std::string());
-  for (const auto &x : j.at("groups")) {
-    group g;
-    const auto &p = x.at("params");
-    g.sm_count = whole<unsigned>(p.at("smCount"));
-    g.coscheduled = whole<unsigned>(p.at("coscheduledSmCount"));
-    g.preferred = whole<unsigned>(p.at("preferredCoscheduledSmCount"));
-    g.flags = whole<unsigned>(p.at("flags"));
-    g.backfill = (g.flags & sm_group_backfill) != 0;
-    g.requested = whole<unsigned>(x.at("requested"));
-    g.obtained = whole<unsigned>(x.at("obtained"));
-    g.made = x.at("made").get<bool>();
-    g.split_call = whole<unsigned>(x.at("split_call"));
-    g.piece_size = whole<unsigned>(x.at("piece_size"));
-    g.ignore_coscheduling_pieces = x.at("ignore_sm_coscheduling_pieces").get<bool>();
-    g.pieces = x.value("pieces", std::string());
-    g.note = x.at("note").get<std::string>();
-    if (const auto it = x.find("check"); it != x.end())
-      g.check =
-          group_check{whole<unsigned>(it->at("context_sms")), whole<unsigned>(it->at("sms_used")),
-                      whole<unsigned>(it->at("max_active_clusters")),
-                      whole<unsigned>(it->at("clusters_promised"))};
-    r.groups.push_back(std::move(g));
-  }
-  return r;
 }
 
 } // namespace greenctx::cli::split_report

@@ -1,12 +1,13 @@
 // What `greenctx split` found, as a record of the report model (report/record.hpp): pure code, so
-// that the CPU tests check it and --from converts the files older greenctx wrote.
+// that the CPU tests check it.
 #pragma once
 
 #include "report/record.hpp"
 
+#include <greenctx/plan/group_plan.hpp>
+
 #include <nlohmann/json.hpp>
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,40 +22,16 @@ struct group_check {
   bool ok() const { return sms_used <= context_sms && clusters >= clusters_promised; }
 };
 
-/// One group: its 13.1 parameters, what the split gave, and the check of a real split.
-struct group {
-  unsigned sm_count = 0, coscheduled = 0, preferred = 0, flags = 0; ///< the parameters
-  bool backfill = false;                                            ///< flags has Backfill
-  unsigned requested = 0;                                           ///< 0: as many as fit
-  unsigned obtained = 0;
-  bool made = false;
-  unsigned split_call = 0, piece_size = 0;
-  bool ignore_coscheduling_pieces = false;
-  std::string pieces; ///< "14 x 8 + 4"; empty when the group was not made (or a dry run)
-  std::string note;
-  std::optional<group_check> check; ///< real splits whose groups were all made
-};
+/// The record (kind "split") of `r`, the split of `request`: how the split was made, a table
+/// "groups" (the CSV one: each group's parameters, what it got, its pieces and, where `checks` has
+/// one per group, its check), the remainder, and notes (each group's note, the advice, every failed
+/// check, the verdict). `checks` is empty for a dry run and for a split whose groups were not all
+/// made. `environment` is the JSON of environment_json with the run's date and command.
+report::record split_record(const std::string &request, const group_split_result &r,
+                            const std::vector<group_check> &checks,
+                            const nlohmann::json &environment);
 
-struct results {
-  std::string request;
-  bool dry_run = false;
-  bool native = false;      ///< the driver's cuDevSmResourceSplit
-  unsigned split_calls = 0; ///< greenctx's: split-by-count calls it made
-  std::vector<group> groups;
-  unsigned remainder_sms = 0;
-  std::string explanation, advice;
-  bool all_made() const;
-  /// Every group made and every check passed.
-  bool ok() const;
-};
-
-/// The record (kind "split"): the request, how the split was made, a table "groups" (the CSV
-/// one), the remainder, and notes (each group's note, the advice, every failed check, the
-/// verdict). `environment` is the JSON of environment_json with the run's date and command.
-report::record split_record(const results &r, const nlohmann::json &environment);
-
-/// The results a file of an older greenctx holds (schema 1 and the files before it). Throws
-/// nlohmann::json::exception for any other shape.
-results from_json(const nlohmann::json &j);
+/// Every group made and every check passed.
+bool split_ok(const group_split_result &r, const std::vector<group_check> &checks);
 
 } // namespace greenctx::cli::split_report

@@ -53,18 +53,6 @@ CLI::Validator decimal_fraction() {
       "NUMBER");
 }
 
-// A tune JSON of schema 1 (before the report model) as a record.
-report::record from_schema1(const nlohmann::json &j) {
-  std::string objective;
-  std::vector<report::quantity> env;
-  const measure::tune_result r = tune_result_from_schema1(j, objective, env);
-  report::record rec = tune_record(r, std::move(env), objective);
-  for (auto &q : rec.config)
-    if (q.key == "rounds" || q.key == "gap_us")
-      q.value = {}; // not saved then
-  return rec;
-}
-
 measure::tune_config tune_config_of(const tune_options &opt) {
   measure::tune_config cfg;
   if (opt.p99_us)
@@ -144,7 +132,7 @@ int run_tune_comm(const tune_options &opt, const measure::tune_config &cfg) {
 
 int run_tune(tune_options &opt) {
   if (!opt.out.from.empty()) {
-    print_record(api, opt.out, read_record(api, "tune", opt.out.from, from_schema1));
+    print_record(api, opt.out, read_record(api, "tune", opt.out.from));
     return exit_ok;
   }
   const measure::tune_config cfg = tune_config_of(opt);

@@ -1,7 +1,5 @@
 #include "commands/tune/tune_record.hpp"
 
-#include "report/json.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -213,68 +211,6 @@ report::record tune_record(const measure::tune_result &r, std::vector<quantity> 
                          {},
                          mark});
   return rec;
-}
-
-measure::tune_result tune_result_from_schema1(const nlohmann::json &j, std::string &objective,
-                                              std::vector<quantity> &environment) {
-  measure::tune_result r;
-  objective = j.at("objective").get<std::string>();
-  environment = report::environment_of(j.at("environment"));
-  r.critical_name = j.at("critical").get<std::string>();
-  r.background_name = j.at("background").get<std::string>();
-  r.background_unit = j.at("background_unit").get<std::string>();
-  r.cfg.samples = read_as<unsigned>(j.at("samples"));
-  r.cfg.confirm_samples = read_as<unsigned>(j.at("confirm_samples"));
-  r.cfg.repeat = false;
-  r.cfg.hold_launch = false; // the hold came later
-  r.candidates = read_as<std::vector<unsigned>>(j.at("candidates"));
-  const auto summary_of = [](const nlohmann::json &s) {
-    summary out;
-    out.count = read_as<std::size_t>(s.at("count"));
-    const std::pair<const char *, double *> fields[] = {
-        {"min", &out.min}, {"p50", &out.p50},   {"p90", &out.p90},    {"p99", &out.p99},
-        {"max", &out.max}, {"mean", &out.mean}, {"stdev", &out.stdev}};
-    for (const auto &[key, to] : fields)
-      *to = s.at(key).get<double>();
-    out.noise = s.value("noise", 0.0);
-    return out;
-  };
-  const auto point_of_json = [&](const nlohmann::json &p) {
-    measure::tune_point out;
-    out.critical_sms = read_as<unsigned>(p.at("critical_sms"));
-    out.background_sms = read_as<unsigned>(p.at("background_sms"));
-    out.critical = summary_of(p.at("critical_gpu_us"));
-    out.background_rate = p.at("background_rate").get<double>();
-    out.seconds = p.at("seconds").get<double>();
-    return out;
-  };
-  r.alone = summary_of(j.at("alone_gpu_us"));
-  for (const auto &p : j.at("curve"))
-    r.curve.push_back(point_of_json(p));
-  r.pareto = read_as<std::vector<unsigned>>(j.at("pareto"));
-  const auto answer_of = [&](const nlohmann::json &a) -> std::optional<measure::tune_answer> {
-    if (a.is_null())
-      return std::nullopt;
-    measure::tune_answer out;
-    if (!a.at("chosen").is_null())
-      out.chosen = read_as<unsigned>(a.at("chosen"));
-    if (!a.at("closest").is_null())
-      out.closest = read_as<unsigned>(a.at("closest"));
-    out.reason = a.at("reason").get<std::string>();
-    out.limit_us = a.at("limit_us").get<double>();
-    out.seconds = a.at("seconds").get<double>();
-    for (const auto &p : a.at("measured"))
-      out.measured.push_back(point_of_json(p));
-    return out;
-  };
-  r.guided = answer_of(j.at("guided"));
-  r.exhaustive = answer_of(j.at("exhaustive"));
-  if (!r.guided && !r.exhaustive)
-    throw nlohmann::json::out_of_range::create(403, "neither search's answer is saved", &j);
-  r.cfg.search = r.guided && r.exhaustive ? measure::tune_search::both
-                 : r.exhaustive           ? measure::tune_search::exhaustive
-                                          : measure::tune_search::guided;
-  return r;
 }
 
 } // namespace greenctx::cli

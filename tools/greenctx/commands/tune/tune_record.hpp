@@ -1,5 +1,4 @@
-// greenctx tune's report: a tune result as the report model's record (report/record.hpp), and the
-// tune JSON files written before the record (schema 1) read back into a result.
+// greenctx tune's report: a tune result as the report model's record (report/record.hpp).
 #pragma once
 
 #include "report/record.hpp"
@@ -19,12 +18,5 @@ namespace greenctx::cli {
 /// `objective` describes what was asked (tune_objective::describe()).
 report::record tune_record(const measure::tune_result &r, std::vector<report::quantity> environment,
                            const std::string &objective);
-
-/// A tune JSON file of schema 1 (greenctx tune before the report model) as a result, its
-/// objective's description in `objective`. Rates were saved in the background's unit (its scale
-/// 1); the p99 intervals and the repeat were not measured then. Throws nlohmann::json::exception
-/// for a document of another shape.
-measure::tune_result tune_result_from_schema1(const nlohmann::json &j, std::string &objective,
-                                              std::vector<report::quantity> &environment);
 
 } // namespace greenctx::cli

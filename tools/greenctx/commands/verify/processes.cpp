@@ -243,7 +243,8 @@ fill_span span_of(const nlohmann::json &a) {
 } // namespace
 
 int verify_processes(const process_verify_options &opt) {
-  const partition_request request = parse_partition_request(opt.split);
+  const partition_request &request = opt.request;
+  const std::string split = request.to_string(); // what each piece's greenctx run is given
   const driver_info drv = query_driver();
   const int count = device::count();
   if (opt.device >= count)
@@ -270,7 +271,7 @@ int verify_processes(const process_verify_options &opt) {
   fmt::print(stderr,
              "greenctx verify {} --processes on {}: one process per piece (greenctx run --split "
              "{} --piece I)\n",
-             request.to_string(), report::gpu_described(environment), opt.split);
+             split, report::gpu_described(environment), split);
   fmt::print(stderr, "MPS: {}\n",
              mps_on ? "active (the processes are MPS clients)"
                     : std::string("not active: the processes will take turns on the GPU and this "
@@ -282,7 +283,7 @@ int verify_processes(const process_verify_options &opt) {
   std::vector<std::unique_ptr<piece_process>> procs;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     std::vector<std::string> argv = {self,       "run",
-                                     "--split",  opt.split,
+                                     "--split",  split,
                                      "--piece",  std::to_string(i),
                                      "--device", std::to_string(opt.device)};
     if (opt.ignore_coscheduling)
@@ -366,7 +367,7 @@ int verify_processes(const process_verify_options &opt) {
   const process_check_report report = check_processes(m, settings);
 
   verification::process_results results;
-  results.split = request.to_string();
+  results.split = split;
   results.ignore_coscheduling = opt.ignore_coscheduling;
   results.mps_active = mps;
   results.spin_ms = opt.spin_ms;

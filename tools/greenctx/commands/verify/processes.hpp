@@ -1,4 +1,4 @@
-// greenctx verify SPLIT --processes (verify_processes.cpp): one process per piece of a split,
+// greenctx verify SPLIT --processes (processes.cpp): one process per piece of a split,
 // under greenctx run, checked by timing and by filling the pieces.
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace greenctx::cli {
 
 struct process_verify_options {
-  std::string split;
+  partition_request request; ///< the split, parsed once by verify
   int device = 0;
   bool ignore_coscheduling = false;
   output_options output;  ///< --json, --markdown, --csv (--from is verify's, never here)
@@ -20,8 +20,8 @@ struct process_verify_options {
 };
 
 /// Runs the check and prints its record (verification::processes_record): exit_ok,
-/// exit_check_failed, or throws error (request_error for a bad split or device, before any process
-/// starts).
+/// exit_check_failed, or throws error (request_error for a split the device cannot make or a bad
+/// device, before any process starts).
 int verify_processes(const process_verify_options &opt);
 
 /// The hidden `greenctx verify-piece` subcommand: the process of one piece.

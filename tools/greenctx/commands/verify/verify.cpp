@@ -49,13 +49,8 @@ int run_verify(const verify_options &opt) {
   check_argument_or_from(api, "SPLIT", opt.split, opt.output);
   check_output_paths(api, opt.output);
   if (!opt.output.from.empty()) {
-    // Only verify's own results were written before the record; --processes' are records.
     const report::record rec =
-        opt.processes ? read_record(api, "verify-processes", opt.output.from)
-                      : read_record(api, "verify", opt.output.from, [](const nlohmann::json &j) {
-                          return verification::verify_record(
-                              verification::from_json(j), verification::environment_from_json(j));
-                        });
+        read_record(api, opt.processes ? "verify-processes" : "verify", opt.output.from);
     print_record(api, opt.output, rec);
     return rec.says_no("ok") ? exit_check_failed : exit_ok;
   }
@@ -68,7 +63,7 @@ int run_verify(const verify_options &opt) {
                           "--processes verifies one GPU: name it with --device N, not '" +
                               opt.devices + "'");
     process_verify_options across = opt.across;
-    across.split = opt.split;
+    across.request = request;
     across.device = list->front();
     across.output = opt.output;
     across.ignore_coscheduling = opt.ignore_coscheduling;

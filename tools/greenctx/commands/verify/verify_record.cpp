@@ -111,9 +111,8 @@ report::record verify_record(const results &r, const nlohmann::json &environment
   rec.environment = report::environment_of(environment);
   rec.config = {{"split", "split", r.split, {}},
                 {"ignore_coscheduling", "ignore co-scheduling", yes_no(r.ignore_coscheduling), {}}};
-  if (r.blocks_per_sm)
-    rec.config.push_back({"blocks_per_sm", "probe blocks per SM",
-                          number(static_cast<double>(*r.blocks_per_sm)), count});
+  rec.config.push_back({"blocks_per_sm", "probe blocks per SM",
+                        number(static_cast<double>(r.blocks_per_sm)), count});
   if (one)
     rec.values.push_back({"plan", "plan", plan_summary(r.gpus.front()), {}});
   rec.values.push_back({"ok", "ok", yes_no(r.ok()), {}});
@@ -176,56 +175,6 @@ report::record verify_record(const results &r, const nlohmann::json &environment
     rec.notes.push_back(fmt::format("{}: {} of {} GPUs ({}) passed", r.ok() ? "OK" : "FAILED",
                                     r.passed(), r.gpus.size(), ordinals));
   return rec;
-}
-
-results from_json(const nlohmann::json &j) {
-  results r;
-  r.split = j.at("split").get<std::string>();
-  r.ignore_coscheduling = j.at("flags").get<std::string>() == "ignore_sm_coscheduling";
-  const auto read_gpu = [](const nlohmann::json &d) {
-    gpu_result g;
-    g.environment = d.at("environment");
-    if (!g.environment.is_object())
-      throw nlohmann::json::type_error::create(302, "the environment is an object", &d);
-    read_to(d.at("plan"), "piece_size", g.piece_size);
-    read_to(d.at("plan"), "groups", g.groups);
-    verify_report &v = g.report;
-    for (const auto &p : d.at("partitions")) {
-      partition_usage u;
-      u.label = p.at("label").get<std::string>();
-      u.requested = p.at("requested").is_null() ? 0 : whole<unsigned>(p.at("requested"));
-      read_to(p, "obtained", u.obtained);
-      read_to(p, "sms", u.sms);
-      u.start_us = p.at("start_us").get<double>();
-      u.end_us = p.at("end_us").get<double>();
-      g.rest = u.label == "rest";
-      g.rounding.push_back(p.value("rounding", std::string()));
-      v.sm_span = std::max(v.sm_span, static_cast<unsigned>(p.at("map").get<std::string>().size()));
-      v.parts.push_back(std::move(u));
-    }
-    v.timed = d.value("timed", false);
-    if (const auto &o = d.at("min_overlap_us"); !o.is_null())
-      v.min_overlap_us = o.get<double>();
-    v.violations = d.at("violations").get<std::vector<std::string>>();
-    v.notes = d.at("notes").get<std::vector<std::string>>();
-    return g;
-  };
-  r.gpus = read_each_gpu(j, read_gpu);
-  return r;
-}
-
-nlohmann::json environment_from_json(const nlohmann::json &j) {
-  const auto it = j.find("devices");
-  const nlohmann::json &first =
-      it != j.end() && !it->empty() ? it->front().at("environment") : j.at("environment");
-  if (it != j.end() && it->size() > 1) {
-    nlohmann::json env;
-    for (const char *key : {"driver_version", "toolkit_version", "commit"})
-      if (first.contains(key))
-        env[key] = first[key];
-    return env;
-  }
-  return first;
 }
 
 } // namespace greenctx::cli::verification

@@ -1,5 +1,5 @@
 // What `greenctx verify SPLIT` found, as a record of the report model (report/record.hpp): pure
-// code, so that the CPU tests check it and --from converts the files older greenctx wrote.
+// code, so that the CPU tests check it.
 #pragma once
 
 #include "report/record.hpp"
@@ -28,7 +28,7 @@ struct gpu_result {
 struct results {
   std::string split; ///< as asked ("16,rest")
   bool ignore_coscheduling = false;
-  std::optional<unsigned> blocks_per_sm; ///< nullopt in files that did not record it
+  unsigned blocks_per_sm = 8; ///< probe blocks per device SM
   std::vector<gpu_result> gpus;
   /// How many GPUs passed.
   std::size_t passed() const;
@@ -45,14 +45,6 @@ std::string plan_summary(const gpu_result &g);
 /// GPU's environment_json when one GPU was verified, else the driver's fields; with the run's date
 /// and command either way.
 report::record verify_record(const results &r, const nlohmann::json &environment);
-
-/// The results a file of an older greenctx holds (schema 1, each GPU in "devices", and the files
-/// before it, one GPU at the top level). Throws nlohmann::json::exception for any other shape.
-results from_json(const nlohmann::json &j);
-
-/// The environment of such a file for verify_record: its first GPU's when it holds one, else the
-/// driver's fields of the first.
-nlohmann::json environment_from_json(const nlohmann::json &j);
 
 /// What `greenctx verify SPLIT --processes` measured (verify_processes.cpp).
 struct process_results {
