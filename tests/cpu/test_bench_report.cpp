@@ -32,12 +32,12 @@ critical_stats series(double base, std::size_t n = 100) {
 results synthetic(double green_p99_base, double background_work) {
   results r;
   r.device_sms = 132;
-  r.critical_sms_obtained = 16;
-  r.background_sms_obtained = 116;
+  r.critical_sms = 16;
+  r.background_sms = 116;
   r.background_unit = "blocks/s";
   r.background_full = {1000, 1.0};
   r.background_share = {870, 1.0};
-  r.quantization = "synthetic";
+  r.background_shape = "synthetic";
   r.placements = {
       {"alone", "critical alone, whole GPU", false, series(30), std::nullopt},
       {"alone_green", "critical alone in its 16-SM green context", false, series(30), std::nullopt},

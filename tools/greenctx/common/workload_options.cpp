@@ -4,7 +4,7 @@
 
 namespace greenctx::cli::bench {
 
-void add_workload_options(CLI::App &cmd, workload_options &w, config &cfg) {
+void add_workload_options(CLI::App &cmd, workload_options &w, setup &cfg) {
   cmd.add_option("--background", w.background,
                  "Background workload: spin (compute-bound blocks of fixed duration), memory "
                  "(streaming copy) or gemm (cuBLAS bf16 GEMM loop)")
@@ -38,7 +38,7 @@ void add_workload_options(CLI::App &cmd, workload_options &w, config &cfg) {
       ->capture_default_str();
 }
 
-void apply(const workload_options &w, config &cfg) {
+void apply(const workload_options &w, setup &cfg) {
   cfg.background = w.background == "memory" ? background_kind::memory
                    : w.background == "gemm" ? background_kind::gemm
                                             : background_kind::spin;
@@ -49,7 +49,7 @@ void apply(const workload_options &w, config &cfg) {
 }
 
 std::pair<measure::critical_workload, measure::background_workload> workloads(const device &dev,
-                                                                              const config &cfg) {
+                                                                              const setup &cfg) {
   measure::critical_workload critical =
       cfg.critical == critical_kind::kernel
           ? measure::kernel_critical(dev, cfg.critical_blocks, cfg.critical_block_time)

@@ -19,13 +19,13 @@ struct workload_options {
 
 /// Adds --background, --critical, --critical-blocks, --critical-us, --critical-gemm-n,
 /// --background-us, --waves, --memory-mib and --gemm-n, bound to `w` and `cfg`.
-void add_workload_options(CLI::App &cmd, workload_options &w, config &cfg);
+void add_workload_options(CLI::App &cmd, workload_options &w, setup &cfg);
 
 /// The workload kinds and sizes of `w` in `cfg`.
-void apply(const workload_options &w, config &cfg);
+void apply(const workload_options &w, setup &cfg);
 
 /// The library's built-in workloads `cfg` names, on `dev` (which must outlive them).
 std::pair<measure::critical_workload, measure::background_workload> workloads(const device &dev,
-                                                                              const config &cfg);
+                                                                              const setup &cfg);
 
 } // namespace greenctx::cli::bench

@@ -60,8 +60,8 @@ int run_comm(const bench_options &opt) {
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "--check-targets has no targets with --comm: leave it out");
   comm::plan p;
-  p.measure.devices = opt.devices.empty() ? "all" : opt.devices;
-  parse_device_list(p.measure.devices, api); // refused here, before any child starts
+  // Refused here, before any child starts.
+  p.measure.asked_devices = parse_device_list(opt.devices.empty() ? "all" : opt.devices, api);
   p.measure.sizes =
       opt.sizes.empty() ? comm::default_sizes(opt.quick) : comm::parse_sizes(opt.sizes);
   p.ks = !opt.comm_sms.empty() ? comm::parse_sm_counts(opt.comm_sms)

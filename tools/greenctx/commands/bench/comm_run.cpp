@@ -50,10 +50,9 @@ nlohmann::json point_json(const point &p) {
 } // namespace
 
 nlohmann::json measure(const run_config &cfg, const std::function<void(const std::string &)> &log) {
-  const auto list = parse_device_list(cfg.devices, api);
   const driver_info drv = query_driver();
   const int count = device::count();
-  const std::vector<int> ordinals = resolve_device_list(list, count, api);
+  const std::vector<int> ordinals = resolve_device_list(cfg.asked_devices, count, api);
   const auto test_op = one_gpu_test_operation(); // the report says such numbers mean nothing
   const bool one_gpu_test = test_op.has_value();
   if (ordinals.size() < 2 && !(one_gpu_test && ordinals.size() == 1))
@@ -63,17 +62,8 @@ nlohmann::json measure(const run_config &cfg, const std::function<void(const std
                             ordinals.size() == 1 && count == 1 ? "the driver sees 1 GPU"
                                                                : "--device names 1 GPU",
                             join_ordinals(ordinals), visible_devices_note()));
-  measure::comm_config how;
+  measure::comm_config how = cfg;
   how.devices = ordinals;
-  how.sizes = cfg.sizes;
-  how.modes = cfg.modes;
-  how.iterations = cfg.iterations;
-  how.warmup = cfg.warmup;
-  how.window = cfg.window;
-  how.gemm_n = cfg.gemm_n;
-  how.gemm_alone = cfg.gemm_alone;
-  how.hang_limit = cfg.hang_limit;
-  how.confinement_fill = cfg.confinement_fill;
   how.operation = test_op.value_or(operation::sum);
   // Kept open over the measurement: its primary context is then made once, not again after.
   const device first(ordinals.front());

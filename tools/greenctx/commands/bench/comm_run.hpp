@@ -5,24 +5,16 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace greenctx::cli::bench::comm {
 
-/// What one measuring process does.
-struct run_config {
-  std::string devices = "all"; ///< --device: all, or ordinals (at least 2 GPUs)
-  std::vector<std::size_t> sizes;
-  std::vector<mode> modes;               ///< measured in this order, each at every size
-  unsigned iterations = 100;             ///< at least this many timed all-reduces per point
-  unsigned warmup = 10;                  ///< untimed all-reduces first, per point
-  std::chrono::milliseconds window{300}; ///< and at least this long, for the GEMM's rate
-  unsigned gemm_n = 8192;
-  bool gemm_alone = false;             ///< also time the GEMM loop alone on all SMs
-  std::chrono::seconds hang_limit{30}; ///< an all-reduce longer than this is reported as a hang
-  /// Partitioned modes: how long the confinement check keeps the all-reduce's SMs full.
-  std::chrono::milliseconds confinement_fill{300};
+/// What one measuring process does: the library's measurement of the GPUs --device named
+/// (resolved in the measuring process, which is the first to use the driver).
+struct run_config : measure::comm_config {
+  std::optional<std::vector<int>> asked_devices; ///< --device's ordinals; nullopt: every GPU
 };
 
 /// Measures cfg.modes at every size in this process and returns {"environment", "points",

@@ -1,3 +1,4 @@
+// The measurement of `greenctx bench latency` and of `greenctx demo`.
 #include "commands/bench/latency.hpp"
 #include "common/workload_options.hpp"
 
@@ -12,22 +13,10 @@ results run(const device &dev, const config &cfg,
 results run(const device &dev, const partition_set &set, const config &cfg,
             const std::function<void(const std::string &)> &progress) {
   const auto [critical, background] = workloads(dev, cfg);
-  const measure::contention_config how{cfg.samples, cfg.warmup,      cfg.rounds,
-                                       cfg.gap,     cfg.rate_window, cfg.placements};
-  measure::contention_result m =
-      measure::measure_contention(dev, set, critical, background, how, progress);
   results out;
-  out.cfg = cfg;
-  out.device_sms = m.device_sms;
-  out.critical_sms_obtained = m.critical_sms;
-  out.background_sms_obtained = m.background_sms;
-  out.background_unit = m.background_unit;
-  out.background_unit_scale = m.background_unit_scale;
-  out.background_full = m.background_full;
-  out.background_share = m.background_share;
-  out.quantization = m.background_shape;
-  out.background_launch_work = m.background_launch_work;
-  out.placements = std::move(m.placements);
+  static_cast<measure::contention_result &>(out) =
+      measure::measure_contention(dev, set, critical, background, cfg, progress);
+  out.asked = cfg;
   return out;
 }
 

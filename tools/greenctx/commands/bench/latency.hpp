@@ -34,15 +34,11 @@ inline const char *name(critical_kind k) {
   return k == critical_kind::kernel ? "kernel" : "gemm";
 }
 
-struct config {
-  int device = 0;
+/// The built-in workloads a bench names, and the critical partition asked for.
+struct setup {
   background_kind background = background_kind::spin;
   critical_kind critical = critical_kind::kernel;
   unsigned critical_sms = 16;
-  unsigned samples = 1000;
-  unsigned warmup = 50;
-  unsigned rounds = 10;               ///< samples are taken in this many rounds over all placements
-  std::chrono::microseconds gap{300}; ///< mean host pause between critical samples (jittered)
 
   unsigned critical_blocks = 16;
   std::chrono::microseconds critical_block_time{20};
@@ -52,24 +48,21 @@ struct config {
   unsigned background_waves = 64;                  ///< spin: full-GPU waves per background kernel
   std::size_t memory_bytes = std::size_t{1} << 30; ///< memory: bytes copied per kernel
   unsigned gemm_n = 8192;
-  std::chrono::milliseconds rate_window{300}; ///< how long background-alone rates are measured
-  /// The placements to measure, by name ("alone", "shared", ...); empty: all of them.
-  std::vector<std::string> placements;
+};
+
+/// What `greenctx bench` measures: the library's contention measurement of the workloads of
+/// `setup`, on GPU `device`.
+struct config : measure::contention_config, setup {
+  int device = 0;
 };
 
 using measure::background_rate;
 using measure::critical_stats;
 using measure::placement_result;
 
-struct results {
-  config cfg;
-  unsigned device_sms = 0, critical_sms_obtained = 0, background_sms_obtained = 0;
-  std::string background_unit;                       ///< "blocks/s", "GB/s", "TFLOP/s"
-  double background_unit_scale = 1;                  ///< rate / scale is shown in background_unit
-  background_rate background_full, background_share; ///< alone on all SMs / on its partition
-  std::string quantization;          ///< how whole waves shape the background rate, for people
-  double background_launch_work = 0; ///< work of one background launch (rate's base unit)
-  std::vector<placement_result> placements;
+/// The library's measurement, with the workloads it ran.
+struct results : measure::contention_result {
+  setup asked;
 };
 
 /// Runs every placement of `cfg` on a split of `cfg.critical_sms` + the rest. `progress` receives

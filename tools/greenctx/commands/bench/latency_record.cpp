@@ -24,7 +24,7 @@ const placement_result *find(const results &r, const std::string &name) {
 } // namespace
 
 double sm_share(const results &r) {
-  return static_cast<double>(r.background_sms_obtained) / r.device_sms;
+  return static_cast<double>(r.background_sms) / r.device_sms;
 }
 
 double of_full(const results &r, const background_rate &b) {
@@ -106,7 +106,8 @@ report::series samples_table(const char *name_key,
 }
 
 report::record bench_record(const results &r, const nlohmann::json &environment) {
-  const config &c = r.cfg;
+  const setup &c = r.asked;
+  const measure::contention_config &how = r.cfg;
   report::record rec;
   rec.kind = "bench";
   rec.title = fmt::format("greenctx bench: {} critical, {} background", name(c.critical),
@@ -120,10 +121,10 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
   rec.config = {{"critical", "critical", std::string(name(c.critical)), {}},
                 {"background", "background", std::string(name(c.background)), {}},
                 {"critical_sms", "critical SMs", number(c.critical_sms), count},
-                {"samples", "samples per placement", number(c.samples), count},
-                {"warmup", "warm-up samples per placement", number(c.warmup), count},
-                {"rounds", "rounds over all placements", number(c.rounds), count},
-                {"gap_us", "mean gap between samples", number(c.gap.count()), {"us", 0}},
+                {"samples", "samples per placement", number(how.samples), count},
+                {"warmup", "warm-up samples per placement", number(how.warmup), count},
+                {"rounds", "rounds over all placements", number(how.rounds), count},
+                {"gap_us", "mean gap between samples", number(how.gap.count()), {"us", 0}},
                 {"critical_blocks", "critical blocks", number(c.critical_blocks), count, !kernel},
                 {"critical_block_us",
                  "critical block",
@@ -146,7 +147,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
                 {"gemm_n", "background GEMM n", number(c.gemm_n), count, !gemm},
                 {"rate_window_ms",
                  "background alone measured for",
-                 number(c.rate_window.count()),
+                 number(how.rate_window.count()),
                  {"ms", 0}}};
 
   const double scale = r.background_unit_scale > 0 ? r.background_unit_scale : 1;
@@ -160,16 +161,16 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
       std::all_of(targets.begin(), targets.end(), [](const target &t) { return t.met(); });
   rec.values = {
       {"device_sms", "SMs of the GPU", number(r.device_sms), count, true},
-      {"critical_sms_obtained", "critical partition", number(r.critical_sms_obtained), {"SMs", 0}},
+      {"critical_sms_obtained", "critical partition", number(r.critical_sms), {"SMs", 0}},
       {"background_sms_obtained",
        "background partition",
-       number(r.background_sms_obtained),
+       number(r.background_sms),
        {"SMs", 0}},
       {"sm_share", "background's SM share", sm_share(r), share},
       {"background_alone_full", fmt::format("background alone on all {} SMs", r.device_sms),
        r.background_full.rate() / scale, rate},
       {"background_alone_share",
-       fmt::format("background alone on its {} SMs", r.background_sms_obtained),
+       fmt::format("background alone on its {} SMs", r.background_sms),
        r.background_share.rate() / scale, rate},
       {"background_alone_share_of_full", "that, of its rate on all SMs",
        of_full(r, r.background_share), share},
@@ -179,7 +180,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
        r.background_unit_scale,
        {"", 0},
        true},
-      {"quantization", "wave quantization", r.quantization, {}},
+      {"quantization", "wave quantization", r.background_shape, {}},
       {"targets_met", "every target met", report::yes_no(all_met), {}}};
 
   std::vector<std::pair<std::string, const critical_stats *>> series;
@@ -222,7 +223,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
                                of_full(r, b) / sm_share(r)});
   };
   add_rate("alone_full", fmt::format("alone on all {} SMs", r.device_sms), r.background_full);
-  add_rate("alone_share", fmt::format("alone on its {} SMs", r.background_sms_obtained),
+  add_rate("alone_share", fmt::format("alone on its {} SMs", r.background_sms),
            r.background_share);
   for (const auto &p : r.placements) {
     const critical_stats &cs = *p.critical;

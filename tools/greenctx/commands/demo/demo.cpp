@@ -108,7 +108,7 @@ int run_demo(const demo_options &opt) {
                     format_us(p.critical->host.max), background_kernel_time(r, p)});
   fmt::print("\n{}", text_table(columns, rows, " "));
 
-  const unsigned crit_sms = r.critical_sms_obtained, rest_sms = r.background_sms_obtained;
+  const unsigned crit_sms = r.critical_sms, rest_sms = r.background_sms;
   const auto &alone = placement(r, "alone").critical->host,
              &alone_green = placement(r, "alone_green").critical->host,
              &shared = placement(r, "shared").critical->host,

@@ -95,8 +95,8 @@ int run_tune_comm(const tune_options &opt, const measure::tune_config &cfg) {
                             "and the GEMM loop the background): leave it out");
   comm::tune_plan p;
   p.tune = cfg;
-  p.run.measure.devices = opt.devices.empty() ? "all" : opt.devices;
-  parse_device_list(p.run.measure.devices, api); // refused here, before any child starts
+  // Refused here, before any child starts.
+  p.run.measure.asked_devices = parse_device_list(opt.devices.empty() ? "all" : opt.devices, api);
   p.run.measure.sizes = comm::parse_sizes(opt.bytes, "--bytes");
   if (p.run.measure.sizes.size() != 1)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
