@@ -162,15 +162,11 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
   rec.values = {
       {"device_sms", "SMs of the GPU", number(r.device_sms), count, true},
       {"critical_sms_obtained", "critical partition", number(r.critical_sms), {"SMs", 0}},
-      {"background_sms_obtained",
-       "background partition",
-       number(r.background_sms),
-       {"SMs", 0}},
+      {"background_sms_obtained", "background partition", number(r.background_sms), {"SMs", 0}},
       {"sm_share", "background's SM share", sm_share(r), share},
       {"background_alone_full", fmt::format("background alone on all {} SMs", r.device_sms),
        r.background_full.rate() / scale, rate},
-      {"background_alone_share",
-       fmt::format("background alone on its {} SMs", r.background_sms),
+      {"background_alone_share", fmt::format("background alone on its {} SMs", r.background_sms),
        r.background_share.rate() / scale, rate},
       {"background_alone_share_of_full", "that, of its rate on all SMs",
        of_full(r, r.background_share), share},
@@ -223,8 +219,7 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
                                of_full(r, b) / sm_share(r)});
   };
   add_rate("alone_full", fmt::format("alone on all {} SMs", r.device_sms), r.background_full);
-  add_rate("alone_share", fmt::format("alone on its {} SMs", r.background_sms),
-           r.background_share);
+  add_rate("alone_share", fmt::format("alone on its {} SMs", r.background_sms), r.background_share);
   for (const auto &p : r.placements) {
     const critical_stats &cs = *p.critical;
     const bool delay = cs.start_delay.count > 0;
