@@ -8,12 +8,6 @@
 
 namespace greenctx::cli {
 
-void add_device_option(CLI::App &cmd, int &ordinal) {
-  cmd.add_option("-d,--device", ordinal, "GPU ordinal (default 0)")
-      ->transform(decimal(0, std::numeric_limits<int>::max(), "ORDINAL"))
-      ->capture_default_str();
-}
-
 bool is_subcommand(CLI::App &app, const std::string &name) {
   for (const CLI::App *sub : app.get_subcommands({}))
     if (sub->get_name() == name)

@@ -1,8 +1,6 @@
-// The subcommands. Each registers itself on the app and, when chosen, sets `run` to the function
-// that does the work (called by main inside the error handler).
+// The subcommands, one folder each under commands/. Each registers itself on the app and, when
+// chosen, sets `run` to the function that does the work (called by main inside the error handler).
 #pragma once
-
-#include "report/record.hpp"
 
 #include <greenctx/greenctx.hpp>
 
@@ -23,13 +21,5 @@ void add_run(CLI::App &app, action &run);
 void add_scale(CLI::App &app, action &run);
 void add_mps(CLI::App &app, action &run);
 void add_tune(CLI::App &app, action &run);
-
-/// Verifies `set` on the hardware: the record `greenctx verify` prints (verify_report.hpp).
-report::record verification_record(const greenctx::device &dev, const greenctx::partition_set &set,
-                                   const greenctx::partition_request &request,
-                                   unsigned blocks_per_sm);
-
-/// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
-void add_device_option(CLI::App &cmd, int &ordinal);
 
 } // namespace greenctx::cli

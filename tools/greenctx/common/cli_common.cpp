@@ -45,6 +45,12 @@ CLI::Validator decimal(unsigned long long min, unsigned long long max,
       description ? std::move(*description) : fmt::format("in [{} - {}]", min, max));
 }
 
+void add_device_option(CLI::App &cmd, int &ordinal) {
+  cmd.add_option("-d,--device", ordinal, "GPU ordinal (default 0)")
+      ->transform(decimal(0, std::numeric_limits<int>::max(), "ORDINAL"))
+      ->capture_default_str();
+}
+
 nlohmann::json environment_json(const driver_info &drv, const device &dev) {
   const auto [major, minor] = dev.compute_capability();
   const sm_resource sms = dev.sms();

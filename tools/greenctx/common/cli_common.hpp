@@ -67,6 +67,9 @@ template <class T> CLI::Validator decimal_for(unsigned long long min = 0) {
                  min == 0 ? std::string() : "at least " + std::to_string(min));
 }
 
+/// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
+void add_device_option(CLI::App &cmd, int &ordinal);
+
 /// `--device all|N|N,M`: "all" gives nullopt (every GPU the driver sees), else GPU ordinals in
 /// decimal separated by commas, each named once. Throws request_error (exit_usage) naming `api`,
 /// with a message that says what is wrong and what would work. Needs no driver.

@@ -4,6 +4,7 @@
 #include "commands/bench/latency.hpp"
 #include "common/cli_common.hpp"
 #include "commands/commands.hpp"
+#include "commands/verify/verify.hpp"
 #include "report/table.hpp"
 
 #include <fmt/format.h>

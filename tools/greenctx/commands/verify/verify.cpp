@@ -1,6 +1,7 @@
 // greenctx verify SPLIT: create the partitions, run a %smid probe on all at once, check them.
 #include "common/cli_common.hpp"
 #include "commands/commands.hpp"
+#include "commands/verify/verify.hpp"
 #include "report/output.hpp"
 #include "commands/verify/processes.hpp"
 #include "commands/verify/verify_record.hpp"
