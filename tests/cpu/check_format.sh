@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every C, C++ and CUDA file of the project is as clang-format 14 writes it (.clang-format at the
 # root). Pinned to 14, Debian's, which scripts/setup.sh installs: other versions format some
-# constructs differently. Files under bench/results/ are recorded as they ran and are left out.
+# constructs differently.
 # Usage: check_format.sh SOURCE_DIR. Exits 1 naming each file and the command that fixes it.
 set -uo pipefail
 root=${1:?usage: check_format.sh SOURCE_DIR}
@@ -12,9 +12,9 @@ if [ -z "$format" ]; then
   exit 1
 fi
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh' | grep -v '^bench/results/')
+  mapfile -t files < <(git ls-files -- '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.cuh')
 else
-  mapfile -t files < <(find include src tools tests python examples bench -path bench/results -prune -o \
+  mapfile -t files < <(find include src tools tests python examples bench \
                          -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' -o -name '*.hpp' \
                          -o -name '*.cu' -o -name '*.cuh' \) -print | sort)
 fi

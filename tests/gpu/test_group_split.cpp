@@ -43,7 +43,7 @@ bool any(const std::vector<bool> &v) {
 }
 
 // Clusters of 4 from IgnoreSmCoscheduling pieces of 4: on the H200 they measure 0 clusters of 4
-// at once (bench/results logs of the compat layer's test of the same request), so the split
+// at once (measured on 2026-12-04 by the compat layer's test of the same request), so the split
 // refuses.
 TEST_F(GroupSplitTest, a_group_short_of_its_clusters_is_refused_or_reported) {
   const std::string request = "28:cosched=4:pref=4 32:cosched=4:pref=4";

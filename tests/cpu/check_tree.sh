@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The tree holds the product: no tracked file over 1 MB outside tests/data/ (raw results and logs
+# live in the history; bench/RESULTS.md names the commit), and no source file under bench/results/
+# (it holds summaries of runs; programs belong beside the code they measure).
+# Usage: check_tree.sh SOURCE_DIR. Exits 1 naming each offending file.
+set -uo pipefail
+root=${1:?usage: check_tree.sh SOURCE_DIR}
+cd "$root" || exit 1
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files)
+else
+  mapfile -t files < <(find . -type f -not -path './build*' -not -path './.git/*' | sed 's|^\./||' | sort)
+fi
+limit=$((1024 * 1024))
+bad=0
+for f in "${files[@]}"; do
+  [ -f "$f" ] || continue
+  size=$(stat -c %s "$f")
+  if [ "$size" -gt "$limit" ] && [[ $f != tests/data/* ]]; then
+    echo "check_tree: $f is $size bytes, over 1 MB: keep its summary in the tree, the file in the history"
+    bad=1
+  fi
+  case $f in
+    bench/results/*.c | bench/results/*.h | bench/results/*.cpp | bench/results/*.hpp | \
+    bench/results/*.cu | bench/results/*.cuh | bench/results/*.py | bench/results/*.sh)
+      echo "check_tree: $f is a source file under bench/results/: move it beside the code it measures"
+      bad=1 ;;
+  esac
+done
+echo "check_tree: ${#files[@]} files, $([ $bad = 0 ] && echo "none" || echo "some") out of place"
+exit $bad
