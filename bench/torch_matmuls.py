@@ -1,5 +1,5 @@
 """An unmodified PyTorch program for `greenctx scale`: 20 bf16 matmuls of 8192^3 (the shape of the
-issue's measurement), timed by the program itself from the first matmul to the synchronization
+the measurement), timed by the program itself from the first matmul to the synchronization
 after the last, and printed as "matmuls: S s". Importing torch and making the inputs is left out
 of that time but not of the program's wall time: scale --metric shows the difference.
 

@@ -1,5 +1,5 @@
-"""Two PyTorch programs for the benchmark of real programs across processes (issue 22 item 5,
-scripts/torch-processes.sh): a small-batch inference loop that times each step, and a training-like
+"""Two PyTorch programs for the benchmark of real programs across processes
+(scripts/torch-processes.sh): a small-batch inference loop that times each step, and a training-like
 GEMM loop. Unmodified PyTorch that knows nothing of greenctx. Every input comes from a seeded CPU
 generator (PyTorch's CUDA generator sizes its grids from the SM count, so a confined run would draw
 other numbers), so that a run on a piece can be compared with the plain run. Prints one JSON line.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer over the GPU tier's test programs (issue 26 item 3), for the GPU machine:
+# compute-sanitizer over the GPU tier's test programs, for the GPU machine:
 # memcheck, racecheck and synccheck on the GPU tests and the compat layer's tests. Writes each tool's log
 # and summary.txt under $OUT (or ./compute-sanitizer-out). Exits 0 when every run reports
 # "ERROR SUMMARY: 0 errors" and its tests pass, 1 otherwise, 77 when compute-sanitizer is absent

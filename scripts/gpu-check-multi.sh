@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What needs several GPUs (issue 14), in one call that fits a 2-GPU lease's 10-minute command:
+# What needs several GPUs, in one call that fits a 2-GPU lease's 10-minute command:
 # the two-device GPU tests, info/verify on every device, `greenctx run` over both devices against
 # the plain run (the two-device CUDA program and data-parallel PyTorch training), the full `greenctx bench --comm` sweep and examples/comm_overlap.py (through the
 # Python check). The whole single-GPU tier is scripts/gpu-check.sh. Run from the repository root

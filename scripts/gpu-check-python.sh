@@ -187,7 +187,7 @@ step tune-torch 300 bash -o pipefail -c \
   "'$py' examples/tune_torch.py --search both --runs 2 --quiet --json '$out/tune-torch-{run}.json' \
    2>&1 | tee '$out/tune_torch.txt'; rc=\${PIPESTATUS[0]}; [ \$rc -le 1 ] || exit \$rc
    python3 scripts/tune-summary.py '$out'/tune-torch-*.json | tee '$out/tune-torch-summary.txt'"
-# The all-reduce next to a GEMM loop, one process per GPU (issue 14). On a 1-GPU machine it runs in
+# The all-reduce next to a GEMM loop, one process per GPU. On a 1-GPU machine it runs in
 # its test mode (GREENCTX_COMM_ONE_GPU_TEST=1: one rank, numbers that answer nothing) so that the
 # program itself is still exercised. NVLink multicast off unless NCCL_NVLS_ENABLE is set.
 if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then

@@ -177,7 +177,7 @@ bench spin-kernel-conn32 CUDA_DEVICE_MAX_CONNECTIONS=32 --background spin --crit
 bench memory-kernel --background memory --critical kernel
 bench gemm-kernel --background gemm --critical kernel
 bench gemm-gemm --background gemm --critical gemm
-# Issue 13 item 4: the memory-bound background shrunk to N SMs (8, 16, 32, 64) around each critical
+# The memory-bound background shrunk to N SMs (8, 16, 32, 64) around each critical
 # arrival through a pool of layouts, against the static 16,rest split: isolation <= 1.2 with the
 # background >= 0.8 of its static rate (the verdicts are in the JSON and markdown; like the other
 # bench steps it does not fail on a missed target).
@@ -187,7 +187,7 @@ step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
 # Repartitioning through cuda_compat.h (split, two green contexts, a stream each, one kernel,
-# destroy all), 16 and 32 SMs in turn: time per cycle and device-memory growth (issue 13 item 2).
+# destroy all), 16 and 32 SMs in turn: time per cycle and device-memory growth.
 step repartition "$bin/bench/greenctx_repartition_bench" --cycles 10000 --json "$res/repartition.json"
 # Pool: creation time, device memory, contexts, streams and the switch time over 1e6 switches.
 step pool "$bin/bench/greenctx_pool_bench" --switches 1000000 --json "$res/pool.json"
@@ -221,7 +221,7 @@ if want compute-sanitizer; then
 fi
 
 
-# Several GPUs (issue 14): the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick;
+# Several GPUs: the NCCL all-reduce next to a GEMM loop (greenctx bench --comm --quick;
 # GPU_CHECK_COMM_FULL=1: the whole sweep). Only where nvidia-smi lists 2 GPUs or more (on one GPU
 # the pipeline is checked by cli_gpu.bench-comm-one-gpu-pipeline; the Python example runs in the
 # python step). NVLink multicast off unless NCCL_NVLS_ENABLE is set.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What `greenctx run` costs per launch when it confines a program to all of the GPU's SMs, as a
-# benchmark (the target: at most 2% per launch, on the legacy, a blocking and a
+# benchmark (the target: at most 2% per launch, on the legacy, a blocking and a
 # non-blocking stream). For the GPU machine: run from the repository root with a build folder made
 # beforehand (GREENCTX_BUILD, default build) holding tools/greenctx/greenctx, its preload library
 # and tests/greenctx_run_overhead (tests/run/overhead.cu, which knows nothing of greenctx).
@@ -34,7 +34,7 @@
 # ran in the wrong context, 2 when the build is incomplete, 77 without a GPU.
 #
 # Settings (environment): OVERHEAD_ROUNDS (10), OVERHEAD_STREAMS ("legacy blocking nonblocking",
-# the three; add per-thread for cudaStreamPerThread, about 70 s more),
+# the three; add per-thread for cudaStreamPerThread, about 70 s more),
 # OVERHEAD_PAIRS (150 pairs of blocks per paired run, 0: none; about 40 s for the three stream
 # kinds), OVERHEAD_REPETITIONS (7), OVERHEAD_LAUNCHES (20000 per repetition), OVERHEAD_QUERIES (20000 per
 # repetition), OVERHEAD_WARMUP (3000), OVERHEAD_GEMM ("8192 10", N and iterations; empty: no
@@ -74,7 +74,7 @@ if [ "$rounds" -lt 1 ] || [ ${#streams[@]} -eq 0 ]; then
   echo "overhead-check: nothing to run (OVERHEAD_ROUNDS=$rounds, OVERHEAD_STREAMS empty?)" >&2
   exit 2
 fi
-[ "$rounds" -ge 10 ] || echo "overhead-check: $rounds rounds, fewer than the issue's 10" >&2
+[ "$rounds" -ge 10 ] || echo "overhead-check: $rounds rounds, fewer than 10" >&2
 missing=()
 for f in "$cli" "$prog"; do [ -x "$f" ] || missing+=("$f"); done
 [ -f "$preload" ] || missing+=("$preload")

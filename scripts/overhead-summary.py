@@ -25,7 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-TARGET = 1.02  # the bound: at most 2% per launch
+TARGET = 1.02  # the bound: at most 2% per launch
 CONFIGS = ("plain", "confined", "hooks", "own")
 TITLES = {
     "plain": "plain",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark across processes (issue 22 item 4): a critical process (bench/process_pair.cu
+# The benchmark across processes: a critical process (bench/process_pair.cu
 # critical: 16-block, 20-us kernels every 200 us, each timed launch to completion) beside a
 # background process that floods its SMs (process_pair background), in each placement:
 #
@@ -27,7 +27,7 @@
 # from round to round, the MPS daemon started after the no-MPS group and stopped at the end of the
 # round (greenctx mps, pipes and logs under OUT; stopped whatever happens). Writes under $OUT
 # (default ./processes-bench-out): samples.jsonl (one line per process), processes.json and
-# processes.md (scripts/processes-summary.py: medians over rounds, the issue's targets), meta.json,
+# processes.md (scripts/processes-summary.py: medians over rounds, the targets), meta.json,
 # logs/. Exit 0 when everything ran (the targets are results), 1 when a run failed, 2 when the
 # build is incomplete, 77 without a GPU or without MPS.
 #

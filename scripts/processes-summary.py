@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The summary of scripts/processes-bench.sh: a critical process beside a background process in
-each placement, and issue 22's targets.
+each placement, and the targets.
 
 Reads samples.jsonl (one line per process: round, placement, process, exit, the program's JSON
 line) and meta.json; writes processes.json and processes.md into OUT_DIR and prints the Markdown.
@@ -8,7 +8,7 @@ Per placement and process the number is the median over rounds (each round one p
 the critical process's p50 and p99 latency (launch to completion, us) and the background's
 finished blocks per second.
 
-Targets (issue 22 item 4), each a result, not a pass or fail of this script:
+Targets, each a result, not a pass or fail of this script:
   1. with greenctx pieces the critical p99 within 1.05 of its p99 alone on its piece
   2. the background at least 0.95 of its SM share: its throughput beside the critical process on
      piece 1 over (its throughput alone on the whole GPU x 116 / 132)

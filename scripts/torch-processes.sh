@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real programs across processes (issue 22 item 5): a PyTorch small-batch inference loop beside a
+# Real programs across processes: a PyTorch small-batch inference loop beside a
 # PyTorch GEMM loop (bench/torch_processes.py), under an MPS daemon of its own: sharing all SMs,
 # and on the pieces of 16,rest (inference on the 16). Each program's output is compared with its
 # plain run alone (no MPS, unconfined), and the inference loop's p99 with sharing.

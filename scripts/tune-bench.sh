@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# greenctx tune's benchmarks (issue 27 item 6), for the GPU machine: bench's default workloads
+# greenctx tune's benchmarks, for the GPU machine: bench's default workloads
 # (spin background, kernel critical), the memory-bound background and the GEMM background, each
 # tuned with both searches (guided and exhaustive) twice under the default objective (critical
 # p99 <= 1.5 x alone), and a summary of how close the guided search came, in what share of the

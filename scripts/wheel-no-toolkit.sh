@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `pip wheel .` as on a machine with Python and no CUDA toolkit (issue 24 item 2), then the wheel
+# `pip wheel .` as on a machine with Python and no CUDA toolkit, then the wheel
 # installed into a fresh virtual environment away from the source tree and its installed-package
 # tests run there. The installed toolkit is hidden from the build: no CUDA folder on PATH, CUDACXX
 # and CUDAToolkit_ROOT unset, its folders ignored by CMake's searches

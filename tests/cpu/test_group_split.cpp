@@ -125,7 +125,7 @@ TEST(GroupSplit, one_run_means_every_piece_shares_one_split_call) {
   EXPECT_EQ(gpu.splits, 1u);
 }
 
-// Issue 12 item 2: 112 + 16 SMs for clusters of 2 do not fit in 15 pieces of 8, but do in 8
+// 112 + 16 SMs for clusters of 2 do not fit in 15 pieces of 8, but do in 8
 // pieces of 16 (128 SMs). Such groups carry no assumed promise: they are proved on creation.
 TEST(GroupSplit, fixed_groups_that_pieces_of_8_cannot_place_use_larger_pieces) {
   fake_h200 gpu;
@@ -256,7 +256,7 @@ TEST(GroupSplit, a_backfill_group_leaves_whole_pieces_to_later_groups) {
   EXPECT_NE(r.outcomes[0].note.find("Backfill: 116 SMs"), std::string::npos) << r.outcomes[0].note;
 }
 
-// The advice for the guide's H100 example {112, 16} on the H200 (issue 12 item 3).
+// The advice for the guide's H100 example {112, 16} on the H200.
 TEST(SplitAdvice, names_the_units_and_requests_that_work_here) {
   fake_h200 gpu;
   const auto limits = make_group_limits(132, h200_grain, 9);

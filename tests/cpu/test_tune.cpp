@@ -60,7 +60,7 @@ TEST(Tune, GuidedFindsTheExhaustiveAnswerWithFewerMeasurements) {
     EXPECT_EQ(guided.chosen, exhaustive.chosen) << cfg.objective.describe();
     EXPECT_EQ(e.calls, sizes.size());
     EXPECT_LE(g.calls, e.calls / 2) << cfg.objective.describe();
-    EXPECT_LT(g.samples * 100, e.samples * 35) << cfg.objective.describe(); // issue 27: 35%
+    EXPECT_LT(g.samples * 100, e.samples * 35) << cfg.objective.describe(); // target: 35%
     EXPECT_EQ(guided.measured.size(), g.calls);
   }
   curve c = falling();

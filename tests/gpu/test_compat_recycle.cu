@@ -1,8 +1,8 @@
 // Recycled green contexts and detached streams through the CUDA 13.1 runtime API
 // (greenctx/cuda_compat.h): cudaExecutionCtxDestroy parks the driver's green context and a later
-// cudaGreenCtxCreate over the same SMs takes it again (issue 13 item 2); streams of a destroyed
-// context answer cudaErrorStreamDetached through greenctx and can still be destroyed (issue 12
-// item 5). Where kernels run is checked with %smid.
+// cudaGreenCtxCreate over the same SMs takes it again; streams of a destroyed
+// context answer cudaErrorStreamDetached through greenctx and can still be destroyed. Where kernels
+// run is checked with %smid.
 #include <greenctx/cuda_compat.h>
 
 #include <cuda.h>

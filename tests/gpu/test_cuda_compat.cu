@@ -135,7 +135,7 @@ TEST_F(CudaCompat, split_by_count_rows_of_the_guide) {
   unsigned count = 0;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(nullptr, &count, &device_sms, nullptr, 0, 8));
   EXPECT_EQ(count, 15u) << "the count-only query (measured: 15 groups of 8, not 16)";
-  // *nbGroups is an upper bound: UINT_MAX asks for as many as fit (issue 12 item 4; it used to
+  // *nbGroups is an upper bound: UINT_MAX asks for as many as fit (it used to
   // allocate UINT_MAX descriptors and fail, or be killed without a memory limit).
   std::vector<cudaDevResource> many(sm_count);
   unsigned most = UINT_MAX;
@@ -220,8 +220,8 @@ TEST_F(CudaCompat, group_parameter_examples_of_the_guide) {
 
 // Clusters of 4 from 28 and 32 SMs (the guide's table of use cases): below 13.1 these come from
 // IgnoreSmCoscheduling pieces of 4, whose clusters no driver promise backs. 13.1's contract is that
-// the split succeeds only when every group meets its requirements, so the split proves them
-// (issue 12 item 1): it either succeeds and every group runs its clusters, or it refuses with the
+// the split succeeds only when every group meets its requirements, so the split proves them: it
+// either succeeds and every group runs its clusters, or it refuses with the
 // measured counts and advice. Repeating the split costs no new context (the proof is cached).
 TEST_F(CudaCompat, clusters_of_four_are_proved_at_the_split) {
   std::vector<cudaDevSmResourceGroupParams> p{group(28, 4, 4, 0), group(32, 4, 4, 0)};
@@ -269,7 +269,7 @@ TEST_F(CudaCompat, clusters_of_four_are_proved_at_the_split) {
   }
 }
 
-// {112, 16} with clusters of 2 (issue 12 item 2): 128 SMs in units of 2 fit on the 132-SM H200,
+// {112, 16} with clusters of 2: 128 SMs in units of 2 fit on the 132-SM H200,
 // though 15 co-scheduled units of 8 do not. The groups are disjoint on the hardware.
 TEST_F(CudaCompat, groups_of_112_and_16_for_clusters_of_2_are_disjoint) {
   if (sm_count != 132)
@@ -309,7 +309,7 @@ TEST_F(CudaCompat, a_proved_group_becomes_its_context_without_another) {
   EXPECT_EQ(sms_used(make_stream(small), 8000).size(), 48u);
 }
 
-// The guide's {112, 16} with default co-scheduling, written for an H100 (issue 12 item 3): on
+// The guide's {112, 16} with default co-scheduling, written for an H100: on
 // the H200 it cannot be made, and the refusal says why and names requests that work here; each
 // of them is then made.
 TEST_F(CudaCompat, the_guides_h100_split_is_refused_with_advice_that_works) {

@@ -72,7 +72,7 @@ TEST_F(SplitTest, asking_two_groups_gives_two_and_a_large_remainder) {
   EXPECT_NE(s.explanation().find("2 x 16"), std::string::npos) << s.explanation();
 }
 
-// nbGroups is an upper bound (issue 12 item 4): UINT_MAX gives as many groups as fit, without
+// nbGroups is an upper bound: UINT_MAX gives as many groups as fit, without
 // an allocation of UINT_MAX descriptors first.
 TEST_F(SplitTest, the_largest_group_count_means_as_many_as_fit) {
   require_h200();

@@ -1,4 +1,4 @@
-// Device 1 (issue 14): the C++ API and the compat layer (cuda_compat.h) on the second GPU, both
+// Device 1: the C++ API and the compat layer (cuda_compat.h) on the second GPU, both
 // GPUs partitioned at once, and descriptors that mix pieces of two GPUs refused with a clear
 // message. Every test skips, saying so, where the driver sees fewer than 2 GPUs.
 #include "gpu_fixture.hpp"

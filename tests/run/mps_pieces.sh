@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU tier (issue 22): processes on the pieces of one split under MPS. First, without MPS,
+# GPU tier: processes on the pieces of one split under MPS. First, without MPS,
 # greenctx verify --processes must fail (the processes take turns), and two processes' piece
 # resources are compared byte for byte. Then it starts an MPS control daemon of its own (greenctx
 # mps start, pipe and log folders under OUT), verifies 16,rest and 16,32,rest across processes,

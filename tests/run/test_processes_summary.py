@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CPU test of scripts/processes-summary.py on hand-made samples with known answers: medians over
-rounds per placement and process, the issue's targets computed from them (met and missed), and the
+rounds per placement and process, the targets computed from them (met and missed), and the
 runs that gave no number.
 
     test_processes_summary.py REPO_ROOT

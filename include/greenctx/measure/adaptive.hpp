@@ -141,7 +141,7 @@ struct adaptive_result : adaptive_findings {
   adaptive_config cfg;
 };
 
-/// The targets for one adaptive configuration (issue 13): its critical p99 / p99 alone at most
+/// The targets for one adaptive configuration: its critical p99 / p99 alone at most
 /// the first, its background rate / the static rate at least the second.
 inline constexpr double adaptive_isolation_limit = 1.2;
 inline constexpr double adaptive_background_limit = 0.8;

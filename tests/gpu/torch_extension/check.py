@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU check (issue 25): a PyTorch C++ extension built with torch's own cpp_extension that includes
+"""GPU check: a PyTorch C++ extension built with torch's own cpp_extension that includes
 greenctx/greenctx.hpp (C++20), makes a 16,rest partition set and runs a torch matmul on each
 piece's stream. The products must equal torch's plain matmul on the same inputs, and the pieces
 must hold 16 and the rest of the SMs.

@@ -1,4 +1,4 @@
-// A PyTorch C++ extension that uses greenctx's C++ API (issue 25): it keeps a partition set of one
+// A PyTorch C++ extension that uses greenctx's C++ API: it keeps a partition set of one
 // split, and runs a matmul on a stream of one of its pieces through torch's own stream machinery
 // (c10::cuda::getStreamFromExternal and a stream guard), so the op runs on that piece's SMs.
 // Built by check.py with torch.utils.cpp_extension.load and -std=c++20.
