@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The longer tiers, after scripts/test.sh in the same build folder (CI's .ci/run runs both):
+# - cuda_compat.h with CUDA 13.1+ headers (ctest cpu.toolkit.routing), checked against CUDA 13.5's
+#   nvcc and headers from PyPI, installed into BUILD/cuda-pypi-13.5.37;
+# - the installed package used from another CMake (PyPI's CMake 4) and that toolkit
+#   (ctest install_find_package.cmake2, .cuda2, .cmake2_cuda2);
+# - the sanitizer tier (tests/sanitize/: the plan layer's tests under ASan and UBSan, the preload
+#   library's under ASan, UBSan and TSan, its text parsers fuzzed GREENCTX_FUZZ_SECONDS each,
+#   default 30);
+# - `pip wheel .` where the build must take the CUDA toolkit from PyPI, installed and tested away
+#   from the source.
+# Needs network access to PyPI: without it the steps that need it fail, said here and again at the
+# end, never a silent pass. Exit 0 when all passed, 1 otherwise.
+#
+#   scripts/test-long.sh
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+build=${GREENCTX_BUILD_DIR:-build}
+python=$build/pyenv/bin/python
+[ -x "$python" ] || { echo "test-long: run scripts/test.sh first (no $python)" >&2; exit 1; }
+failures=()
+stage_start=$SECONDS
+stage_done() { echo "test-long.sh: $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
+
+routing_cuda=$build/cuda-pypi-13.5.37
+consumer_cmake_version=4.4.5
+if GREENCTX_PYTHON=$python scripts/cuda-toolkit-pypi.sh "$routing_cuda" --version 13.5.37; then
+  cmake "$build" -DGREENCTX_ROUTING_CHECK_CUDA="$(cd "$routing_cuda" && pwd)" >/dev/null
+else
+  failures+=("the CUDA 13.5 toolkit could not be installed from PyPI, so cpu.toolkit.routing and the cuda2 consumers did not run")
+fi
+if "$python" -m pip install -q --disable-pip-version-check "cmake==$consumer_cmake_version"; then
+  cmake "$build" -DGREENCTX_CONSUMER_CMAKE="$(cd "$build"/pyenv/bin && pwd)/cmake" >/dev/null
+else
+  failures+=("cmake $consumer_cmake_version could not be installed from PyPI, so the cmake2 consumers did not run")
+fi
+if (cd "$build" && ctest -N -R '^(cpu\.toolkit\.routing|install_find_package\..+)$' | grep -q 'Total Tests: [1-9]'); then
+  (cd "$build" && ctest --output-on-failure --timeout 600 \
+     -R '^(cpu\.toolkit\.routing|install_find_package\..+)$') ||
+    failures+=("ctest: the CUDA 13.5 or CMake 4 checks")
+fi
+stage_done "other toolkit and CMake"
+
+GREENCTX_BUILD_DIR=$build scripts/sanitize.sh "${GREENCTX_FUZZ_SECONDS:-30}" ||
+  failures+=("the sanitizer tier (scripts/sanitize.sh)")
+stage_done "sanitizers and fuzzers"
+
+GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON=$python scripts/wheel-no-toolkit.sh ||
+  failures+=("the wheel built without a toolkit (scripts/wheel-no-toolkit.sh)")
+stage_done "wheel without a toolkit"
+
+for f in "${failures[@]}"; do echo "test-long: FAILED: $f" >&2; done
+[ ${#failures[@]} -eq 0 ]
