@@ -131,7 +131,7 @@ for metric in wall gpu-time 'regex:matmuls: ([0-9.]+) s'; do
     --repeat "${GPU_CHECK_SCALE_REPEAT:-3}" --metric "$metric" \
     --json "$out/scale/scale-$name.json" --csv "$out/scale/scale-$name.csv" \
     --svg "$out/scale/scale-$name.svg" --markdown "$out/scale/scale-$name.md" \
-    -- python3 bench/torch_matmuls.py
+    -- python3 benchmarks/torch_matmuls.py
 done
 fi
 
@@ -182,15 +182,15 @@ bench gemm-gemm --background gemm --critical gemm
 # background >= 0.8 of its static rate (the verdicts are in the JSON and markdown; like the other
 # bench steps it does not fail on a missed target).
 bench adaptive --adaptive
-step overhead "$bin/bench/greenctx_overhead_bench" --benchmark_repetitions=10 \
+step overhead "$bin/benchmarks/greenctx_overhead_bench" --benchmark_repetitions=10 \
   --benchmark_enable_random_interleaving=true \
   --benchmark_report_aggregates_only=true --benchmark_out="$res/overhead.json" \
   --benchmark_out_format=json
 # Repartitioning through cuda_compat.h (split, two green contexts, a stream each, one kernel,
 # destroy all), 16 and 32 SMs in turn: time per cycle and device-memory growth.
-step repartition "$bin/bench/greenctx_repartition_bench" --cycles 10000 --json "$res/repartition.json"
+step repartition "$bin/benchmarks/greenctx_repartition_bench" --cycles 10000 --json "$res/repartition.json"
 # Pool: creation time, device memory, contexts, streams and the switch time over 1e6 switches.
-step pool "$bin/bench/greenctx_pool_bench" --switches 1000000 --json "$res/pool.json"
+step pool "$bin/benchmarks/greenctx_pool_bench" --switches 1000000 --json "$res/pool.json"
 tar -czf "$out/results.tar.gz" -C "$out" results && rm -rf "$res"
 fi
 

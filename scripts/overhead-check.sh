@@ -17,7 +17,7 @@
 # Each process times its launches itself (start-up excluded): a warm-up, then repetitions of empty
 # kernel launches, and prints the median; then the same for cudaStreamQuery. Once per round, SGEMM
 # plain and confined (the kernels themselves: x1.000 expected). After the rounds, per stream kind,
-# bench/launch_pairs.cu compares inside one process, block against block: the driver's green
+# benchmarks/launch_pairs.cu compares inside one process, block against block: the driver's green
 # context against the primary context (plain), and the hooked cuLaunchKernel against libcuda's
 # own (plain: a control, the same function twice; hooks alone; confined).
 #
@@ -59,7 +59,7 @@ limit=${OVERHEAD_RUN_TIMEOUT:-120}
 read -r -a prefix <<< "${OVERHEAD_PREFIX:-}"
 cli="$bin/tools/greenctx/greenctx"
 prog="$bin/tests/greenctx_run_overhead"
-pairs_prog="$bin/bench/greenctx_launch_pairs"
+pairs_prog="$bin/benchmarks/greenctx_launch_pairs"
 program=$prog # the program command_of runs
 preload="$bin/tools/greenctx/libgreenctx_preload.so"
 configs=(plain confined hooks own)
@@ -193,7 +193,7 @@ for ((r = 1; r <= rounds; r++)); do
 done
 echo "overhead-check: $(($(date +%s) - started)) s for $seq processes"
 
-# The parts of a launch's cost inside one process (bench/launch_pairs.cu), block against block,
+# The parts of a launch's cost inside one process (benchmarks/launch_pairs.cu), block against block,
 # which the noise between processes leaves out: the hooks against the driver's own function
 # (plain: the method's control, the same function twice), and the driver's green context
 # against the primary context.

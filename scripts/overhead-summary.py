@@ -40,7 +40,7 @@ PAIRS = (
     ("confined", "own", "the hooks' cost on top of the driver's (both in a green context)"),
     ("hooks", "plain", "the hooks alone: the library loaded, nothing confined"),
 )
-# The paired runs inside one process (bench/launch_pairs.cu): (mode, config, key, what A / B is).
+# The paired runs inside one process (benchmarks/launch_pairs.cu): (mode, config, key, what A / B is).
 PAIRED = (
     ("pairs-contexts", "plain", "driver", "a green context over all SMs / the primary context "
      "(libcuda's own launch in both): the driver's cost"),
@@ -274,7 +274,7 @@ def markdown(report):
         lines.append(f"| {stream} | " + " | ".join(cells) + " |")
     if any(s["paired"] for s in report["launch"].values()):
         one = next(r for s in report["launch"].values() for r in s["paired"].values())
-        lines += ["", "## Inside one process, block against block (bench/launch_pairs.cu)", "",
+        lines += ["", "## Inside one process, block against block (benchmarks/launch_pairs.cu)", "",
                   f"{one['pairs']} pairs of blocks of {one['launches']} empty-kernel launches in "
                   "alternating order; the paired (A − B) / B per launch: median (95% interval of "
                   "the median), and the median difference per launch.", "",

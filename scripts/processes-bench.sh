@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark across processes: a critical process (bench/process_pair.cu
+# The benchmark across processes: a critical process (benchmarks/process_pair.cu
 # critical: 16-block, 20-us kernels every 200 us, each timed launch to completion) beside a
 # background process that floods its SMs (process_pair background), in each placement:
 #
@@ -40,7 +40,7 @@ bin="${GREENCTX_BUILD:-build}"
 rounds=${PROCESSES_ROUNDS:-5}
 samples_n=${PROCESSES_SAMPLES:-2000}
 cli="$bin/tools/greenctx/greenctx"
-prog="$bin/bench/greenctx_process_pair"
+prog="$bin/benchmarks/greenctx_process_pair"
 for f in "$cli" "$prog"; do
   [ -x "$f" ] || { echo "processes-bench: missing $f (build greenctx_cli greenctx_process_pair)" >&2; exit 2; }
 done

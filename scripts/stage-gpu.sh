@@ -18,8 +18,8 @@ rm -rf "$dst"
 for f in tools/greenctx/greenctx tests/greenctx_gpu_tests tests/greenctx_cpu_tests \
          tests/greenctx_lib_tests tests/greenctx_plan_tests \
          tests/greenctx_no_driver_tests tests/greenctx_cuda_compat_tests tests/greenctx_run_target tests/greenctx_run_workload \
-         tools/greenctx/libgreenctx_preload.so bench/greenctx_overhead_bench \
-         bench/greenctx_repartition_bench bench/greenctx_pool_bench bench/greenctx_launch_pairs bench/greenctx_process_pair \
+         tools/greenctx/libgreenctx_preload.so benchmarks/greenctx_overhead_bench \
+         benchmarks/greenctx_repartition_bench benchmarks/greenctx_pool_bench benchmarks/greenctx_launch_pairs benchmarks/greenctx_process_pair \
          examples/greenctx_quickstart examples/greenctx_runtime_api examples/greenctx_readme_example \
          tests/greenctx_run_{semantics,ptds,ptds_api,cublas_threads,churn,stress,two_devices,overhead} \
          tests/greenctx_run_{sm_count,coop_grid_sync,persistent_barrier,clusters,cublaslt_sm_target} \
@@ -31,7 +31,7 @@ done
 # The library itself, for what is built against it on the GPU machine (the PyTorch extension).
 mkdir -p "$dst/src"
 strip --strip-debug -o "$dst/src/libgreenctx.a" "$src/src/libgreenctx.a"
-cp -L "$(ldd "$src"/bench/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" "$dst"/bench/
+cp -L "$(ldd "$src"/benchmarks/greenctx_overhead_bench | awk '/libbenchmark/ {print $3}')" "$dst"/benchmarks/
 # The CLI's GPU checks as ctest tests of this folder: `ctest --test-dir build-gpu -L gpu`.
 tests/cli_gpu/run-check.sh --ctest-file > "$dst"/CTestTestfile.cmake
 # The device copy of the tree has no git history: record what was built.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real programs across processes: a PyTorch small-batch inference loop beside a
-# PyTorch GEMM loop (bench/torch_processes.py), under an MPS daemon of its own: sharing all SMs,
+# PyTorch GEMM loop (benchmarks/torch_processes.py), under an MPS daemon of its own: sharing all SMs,
 # and on the pieces of 16,rest (inference on the 16). Each program's output is compared with its
 # plain run alone (no MPS, unconfined), and the inference loop's p99 with sharing.
 #
@@ -21,7 +21,7 @@ out="${OUT:-$PWD/torch-processes-out}"
 bin="${GREENCTX_BUILD:-build}"
 rounds=${TORCH_PROCESSES_ROUNDS:-2}
 cli="$bin/tools/greenctx/greenctx"
-py=(python3 bench/torch_processes.py)
+py=(python3 benchmarks/torch_processes.py)
 [ -x "$cli" ] || { echo "torch-processes: missing $cli" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "torch-processes: TORCH_PROCESSES_ROUNDS must be >= 1" >&2; exit 2; }
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null ||

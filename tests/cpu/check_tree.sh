@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tree holds the product: no tracked file over 1 MB outside tests/data/ (raw results and logs
-# live in the history; bench/RESULTS.md names the commit), and no source file under bench/results/
+# live in the history; benchmarks/RESULTS.md names the commit), and no source file under benchmarks/results/
 # (it holds summaries of runs; programs belong beside the code they measure).
 # Usage: check_tree.sh SOURCE_DIR. Exits 1 naming each offending file.
 set -uo pipefail
@@ -21,9 +21,9 @@ for f in "${files[@]}"; do
     bad=1
   fi
   case $f in
-    bench/results/*.c | bench/results/*.h | bench/results/*.cpp | bench/results/*.hpp | \
-    bench/results/*.cu | bench/results/*.cuh | bench/results/*.py | bench/results/*.sh)
-      echo "check_tree: $f is a source file under bench/results/: move it beside the code it measures"
+    benchmarks/results/*.c | benchmarks/results/*.h | benchmarks/results/*.cpp | benchmarks/results/*.hpp | \
+    benchmarks/results/*.cu | benchmarks/results/*.cuh | benchmarks/results/*.py | benchmarks/results/*.sh)
+      echo "check_tree: $f is a source file under benchmarks/results/: move it beside the code it measures"
       bad=1 ;;
   esac
 done

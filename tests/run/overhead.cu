@@ -34,7 +34,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
-#include "../../bench/program_args.hpp"
+#include "../../benchmarks/program_args.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -37,7 +37,7 @@ extern std::atomic<unsigned> blocking_streams_live;
 /// registered none has work for it to wait for, and a stream registered later waits for the legacy
 /// stream before its first operation anyway (its epoch starts unseen). A legacy launch then skips
 /// even asking which context is current (a driver call), which is most of what the hooks cost on
-/// the legacy stream (measured on the H200, 2026-12-01; bench/RESULTS.md, "greenctx run").
+/// the legacy stream (measured on the H200, 2026-12-01; benchmarks/RESULTS.md, "greenctx run").
 inline bool legacy_has_work_to_keep() {
   return blocking_streams_live.load(std::memory_order_acquire) != 0;
 }

@@ -37,7 +37,7 @@ public:
   /// settings, so a green context made from one descriptor can stand
   /// for one made from the other (context recycling, pools). Measured on the H200 (driver 580):
   /// two split calls on the same input with the same arguments give byte-identical pieces, and the
-  /// pieces' bytes differ where their SMs do (2026-12-01; bench/RESULTS.md, "Pool").
+  /// pieces' bytes differ where their SMs do (2026-12-01; benchmarks/RESULTS.md, "Pool").
   /// 0 (shares with nothing) unless every piece came out of a split: a resource read back
   /// from a green context or a device carries no SM mask, only a pointer of the driver's that a
   /// later object may reuse. Different ids may still cover the same SMs (pieces of different

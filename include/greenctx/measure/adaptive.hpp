@@ -2,7 +2,7 @@
 // around each arrival of critical work, against the same background held on its static partition.
 //
 // Green contexts split SMs, not memory bandwidth: a streaming copy on 116 SMs still slows a
-// critical kernel on the other 16 (bench/RESULTS.md). Fewer SMs running the copy draw less
+// critical kernel on the other 16 (benchmarks/RESULTS.md). Fewer SMs running the copy draw less
 // bandwidth, so the measurement runs the background in short chunks on a pool (greenctx::pool) of
 // two layouts, "C,rest" (wide) and "C,N,rest" (narrow: the background on N SMs, the rest idle),
 // the critical work on the same C SMs in both, and switches to the narrow layout around each

@@ -5,7 +5,7 @@
 //
 // The cut between the library and a program: measure_comm measures a list of modes in the calling
 // process. What it cannot do there is left to the caller, which is why `greenctx bench comm` runs
-// it in child processes (tools/greenctx/bench/comm_children.cpp):
+// it in child processes (tools/greenctx/commands/bench/comm_children.cpp):
 // - NCCL reads NCCL_MAX_CTAS once per process, when it first needs it: a mode that limits the
 //   CTAs (max-ctas-k, green-ctas-k) needs a process that had NCCL_MAX_CTAS=k before its first
 //   NCCL call. measure_comm refuses such a mode unless the variable says k, and cannot see

@@ -1,5 +1,5 @@
 // The measurement of `greenctx bench adaptive`: the library's (measure::measure_adaptive) with
-// bench's critical kernel and the built-in chunked copy (see bench/adaptive.hpp).
+// bench's critical kernel and the built-in chunked copy (see commands/bench/adaptive.hpp).
 #include "commands/bench/adaptive.hpp"
 
 namespace greenctx::cli::bench::adaptive {

@@ -90,7 +90,7 @@ int run_comm(const bench_options &opt) {
 }
 
 // --adaptive: a pool of layouts "C,rest" and "C,N,rest", the memory-bound background moved
-// between them around each critical arrival (bench/adaptive.hpp).
+// between them around each critical arrival (commands/bench/adaptive.hpp).
 int run_adaptive(const bench_options &opt) {
   namespace ad = bench::adaptive;
   if (!opt.output.from.empty())

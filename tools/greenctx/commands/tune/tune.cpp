@@ -1,6 +1,6 @@
 // greenctx tune: choose the split by measurement (greenctx::measure::tune) for bench's built-in
 // workloads, or with --comm for the all-reduce beside a GEMM loop on every GPU
-// (bench/comm_tune.hpp), and print the curve, the choice and the --sms/split string to use.
+// (commands/tune/comm_tune.hpp), and print the curve, the choice and the --sms/split string to use.
 #include "common/clocks.hpp"
 #include "commands/bench/comm.hpp"
 #include "commands/tune/comm_tune.hpp"
@@ -85,7 +85,7 @@ void print_progress(const tune_options &opt, const std::string &line) {
 }
 
 // --comm: everything is checked here, then measured in child processes, so that this process
-// never starts the driver (bench/comm_children.hpp).
+// never starts the driver (commands/bench/comm_children.hpp).
 int run_tune_comm(const tune_options &opt, const measure::tune_config &cfg) {
   namespace comm = bench::comm;
   if (!opt.not_for_comm.empty())

@@ -1,5 +1,5 @@
 // Per-launch costs compared inside one process, block against block, so that the noise between
-// processes (26-40% for one program on the H200 VM, bench/RESULTS.md) drops out: the method for
+// processes (26-40% for one program on the H200 VM, benchmarks/RESULTS.md) drops out: the method for
 // the parts of what `greenctx run` costs. Never asserted; prints one JSON line.
 //
 //   hooks:    A = cuLaunchKernel as the program gets it (cudaGetDriverEntryPointByVersion: under

@@ -1,4 +1,4 @@
-// What the standalone measurement programs (bench/launch_pairs.cu, bench/process_pair.cu,
+// What the standalone measurement programs (benchmarks/launch_pairs.cu, benchmarks/process_pair.cu,
 // tests/run/overhead.cu) share: bad usage ends the program with exit 2 and the usage text, whole
 // numbers are read in decimal with a lower bound, quantiles are interpolated, and driver functions
 // are found through the CUDA runtime (so that the programs need not link libcuda). Header-only:
