@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-launch costs compared inside one process, block against block, so that the noise between
 // processes (26-40% for one program on the H200 VM, benchmarks/RESULTS.md) drops out: the method for
 // the parts of what `greenctx run` costs. Never asserted; prints one JSON line.

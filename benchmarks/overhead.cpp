@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Does greenctx add cost over raw driver calls on the paths users repeat? Each pair times the same
 // driver entry point called directly (fetched here with cuGetProcAddress, as greenctx does) and
 // through greenctx, on a green context made once and reused. Needs a GPU; without one it says so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx_pool_bench: what a pool costs to make (time, device memory, contexts, streams) and
 // what switching its layout costs on the host (distribution over at least a million switches).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the hooks of `greenctx run` cost per call, on the CPU: libgreenctx_preload.so over the
 // fake driver of the tests (tests/preload/fake_cuda.cpp, whose launch only appends to a log, here
 // cleared between batches), against the fake driver's own function. This isolates the library's

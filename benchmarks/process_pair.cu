@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two programs of the benchmark across processes (scripts/processes-bench.sh): a critical
 // process that launches a small kernel at a steady rate and times each launch to its completion,
 // and a background process that floods the SMs it is given with fixed work and counts what it

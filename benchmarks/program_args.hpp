@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the standalone measurement programs (benchmarks/launch_pairs.cu, benchmarks/process_pair.cu,
 // tests/run/overhead.cu) share: bad usage ends the program with exit 2 and the usage text, whole
 // numbers are read in decimal with a lower bound, quantiles are interpolated, and driver functions

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Repartitioning through the CUDA 13.1 runtime API (greenctx/cuda_compat.h), as the guide does it,
 // over and over: split the device into 16 (then 32) SMs plus the rest, make a green context of
 // each piece and a stream on each, run one kernel, destroy everything. Measures the time of each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An unmodified PyTorch program for `greenctx scale`: 20 bf16 matmuls of 8192^3 (the shape of the
 the measurement), timed by the program itself from the first matmul to the synchronization
 after the last, and printed as "matmuls: S s". Importing torch and making the inputs is left out

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Two PyTorch programs for the benchmark of real programs across processes
 (scripts/torch-processes.sh): a small-batch inference loop that times each step, and a training-like
 GEMM loop. Unmodified PyTorch that knows nothing of greenctx. Every input comes from a seeded CPU

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CUDA toolkit's pieces from PyPI for a pip build on a machine without a toolkit:
 # included by CMakeLists.txt when scikit-build-core builds (SKBUILD), no nvcc is named and none is
 # found. scripts/cuda-toolkit-pypi.sh lays out nvcc, cudart, the headers and cuBLAS at the versions

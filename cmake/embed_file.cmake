@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUTPUT, a C++ source defining `const unsigned char SYMBOL[]` and `SYMBOL_size` with the
 # bytes of INPUT. Run as: cmake -DINPUT=... -DOUTPUT=... -DSYMBOL=... -P embed_file.cmake
 file(READ "${INPUT}" hex HEX)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes the code block that follows a marker line in a Markdown file to a source file, as printed,
 # so that the example a reader copies is the one the build compiles. Fails when the marker or the
 # block is missing. Rewrites OUTPUT only when the text changed.

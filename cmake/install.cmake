@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules: headers, the library, a CMake package (find_package(greenctx)) and a pkg-config
 # file. Consumers need the CUDA toolkit's headers (found again through CUDAToolkit).
 include(CMakePackageConfigHelpers)
@@ -7,6 +8,9 @@ install(TARGETS greenctx EXPORT greenctxTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/greenctx DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/include/greenctx/version.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/greenctx)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(EXPORT greenctxTargets NAMESPACE greenctx::
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/greenctx)
 configure_package_config_file(cmake/greenctxConfig.cmake.in
@@ -35,9 +39,6 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(GREENCTX_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-# The toolkit may give several include directories (CUDA 13 adds include/cccl).
-list(TRANSFORM CUDAToolkit_INCLUDE_DIRS PREPEND "-I" OUTPUT_VARIABLE pc_cuda_flags)
-list(JOIN pc_cuda_flags " " GREENCTX_PC_CUDA_CFLAGS)
 # A static libgreenctx needs its own dependencies (libdl) on the consumer's link line; pkg-config
 # adds Libs.private only with --static, so they go to Libs then.
 list(TRANSFORM CMAKE_DL_LIBS PREPEND "-l" OUTPUT_VARIABLE pc_deps)

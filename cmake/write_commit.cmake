@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Writes OUT, a C++ file defining greenctx::cli::build_commit(), with the commit the source tree
 # SOURCE is at (git describe --always --dirty; "unknown" outside a git checkout, as in an sdist),
 # and touches it only when that changed, so that a build without a new commit relinks nothing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Overlap an NCCL all-reduce with a GEMM loop on every GPU, each on its own green context.
 
 One process per GPU (started here with torch.multiprocessing, or by torchrun: RANK, WORLD_SIZE and

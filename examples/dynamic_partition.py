@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Move SMs to where the work is: a greenctx.Pool switches layouts as the load changes.
 
 Two kinds of work share the GPU. A GEMM stream keeps large matmuls (--gemm-size, default 8192)

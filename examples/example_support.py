@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the PyTorch examples share: the greenctx CLI's exit codes, nearest-rank percentiles,
 opening the GPU in both PyTorch and greenctx, and a loop of matmuls kept queued on one stream. Imported by the examples from their own folder
 (`python examples/NAME.py` puts it on the path)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An example like README.md's, complete: split a GPU into 16 SMs + the rest, run work on both,
 // order them with an event, and check with %smid where the work ran. Needs a GPU; exits 3 without
 // one.

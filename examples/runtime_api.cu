@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA 13.1 runtime execution-context API on today's drivers: CUDA code as the 13.1 guide
 // writes it, plus one include. Splits the GPU into 16 SMs for latency-critical work and the rest
 // for a long kernel, launches on both, and checks with %smid where each kernel ran.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Keep a small, latency-critical PyTorch op responsive while a large GEMM loop fills the GPU.
 
 The critical op is a small matmul (--critical-size, default 1024x1024, --dtype); the background is

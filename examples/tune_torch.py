@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Choose the split for a PyTorch decode/prefill pair by measurement (greenctx.tune).
 
 The critical work is decode-like: one small matmul, a few tokens (--tokens, default 16) times a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python bindings (nanobind) over the C++ library. The Pythonic layer (docstrings, helpers) is
 // python/greenctx/__init__.py; this file maps types one to one.
 #include "measure.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python bindings of the measurement layer (greenctx::measure): workloads that are Python
 // callables or built-in ones, the contention measurement and tune, whose results are dicts; the
 // adaptive and scaling measurements are in measure_runs.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement layer's bindings (python/measure.cpp, measure_runs.cpp), added to the module by
 // bindings.cpp, and what the two files share: numbers from Python checked, results as dicts.
 #pragma once

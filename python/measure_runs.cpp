@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Python bindings of the adaptive and scaling measurements (greenctx::measure), over Python
 // callables or built-in workloads; their results are dicts. The GIL is released while they
 // measure and taken back for each call of a Python callable; its exceptions come back as they

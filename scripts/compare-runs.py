@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares an unconfined run with a confined one (greenctx run's GPU check): the checksum or
 sha256 printed by run_workload / torch_matmul.py must be the same, and the confined run must take
 longer per operation. Exits 1 otherwise.

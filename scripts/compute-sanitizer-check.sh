@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # compute-sanitizer over the GPU tier's test programs, for the GPU machine:
 # memcheck, racecheck and synccheck on the GPU tests and the compat layer's tests. Writes each tool's log
 # and summary.txt under $OUT (or ./compute-sanitizer-out). Exits 0 when every run reports

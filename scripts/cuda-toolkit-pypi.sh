@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs a CUDA toolkit that nvcc and CMake can use from NVIDIA's PyPI wheels, into DIR:
 #
 #   scripts/cuda-toolkit-pypi.sh DIR [--version V] [--runtime-version V]

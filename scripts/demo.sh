@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets up, builds and runs the main job: `greenctx demo` on the first GPU. Where there is no GPU,
 # greenctx says so and exits 3.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What needs several GPUs, in one call that fits a 2-GPU lease's 10-minute command:
 # the two-device GPU tests, info/verify on every device, `greenctx run` over both devices against
 # the plain run (the two-device CUDA program and data-parallel PyTorch training), the full `greenctx bench --comm` sweep and examples/comm_overlap.py (through the
@@ -25,6 +26,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 log="$out/gpu-check-multi.log"
 bin="${GREENCTX_BUILD:-build-gpu}"
+. scripts/lib/find-nccl.sh # GREENCTX_NCCL_LIBRARY: torch's NCCL unless set
 cli="$bin/tools/greenctx/greenctx"
 failed=()
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python module's GPU check, for the GPU machine (no network): builds and installs the module
 # into a virtual environment that sees the machine's own torch, nanobind, scikit-build-core and
 # pytest, runs every Python test (CPU, GPU and torch tiers) and the PyTorch latency example.

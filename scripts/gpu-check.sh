@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole GPU tier in one go, for the GPU machine: run from the repository root with a build/
 # made beforehand (scripts/setup.sh) and carried along. Writes logs and JSON under $OUT (or
 # ./gpu-check-out) and exits non-zero if any step failed. GREENCTX_BUILD names the build folder
@@ -37,6 +38,7 @@ mkdir -p "$out"
 log="$out/gpu-check.log"
 bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
+. scripts/lib/find-nccl.sh # GREENCTX_NCCL_LIBRARY: torch's NCCL unless set
 failed=()
 groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes processes-bench compare bench overhead python tune comm} "
 [ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # greenctx run confines programs from outside the project: JAX, CuPy, numba-cuda, Triton,
 # torch.compile, transformers, cuda.core, CUDA IPC (tests/run/outside/), and the CUDA programs
 # sm_count, coop_grid_sync, persistent_barrier and clusters (tests/run/), each run plain and under

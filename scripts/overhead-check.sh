@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What `greenctx run` costs per launch when it confines a program to all of the GPU's SMs, as a
 # benchmark (the target: at most 2% per launch, on the legacy, a blocking and a
 # non-blocking stream). For the GPU machine: run from the repository root with a build folder made
@@ -98,7 +99,7 @@ samples="$out/overhead-samples.jsonl"
 log="$out/logs/stderr.log"
 : > "$samples"
 : > "$log"
-"$cli" info --json > "$out/info.json" 2>> "$log"
+"$cli" info --json - > "$out/info.json" 2>> "$log"
 sms=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tables"]["gpus"]["rows"][0]["sm_count"])' \
       "$out/info.json" 2>> "$log")
 if ! [[ $sms =~ ^[0-9]+$ ]]; then

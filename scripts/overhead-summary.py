@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The summary of scripts/overhead-check.sh: what confinement on all SMs costs per launch.
 
 Reads the samples (one JSON object per process run, overhead-samples.jsonl) and the run's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The benchmark across processes: a critical process (benchmarks/process_pair.cu
 # critical: 16-block, 20-us kernels every 200 us, each timed launch to completion) beside a
 # background process that floods its SMs (process_pair background), in each placement:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The summary of scripts/processes-bench.sh: a critical process beside a background process in
 each placement, and the targets.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The sanitizer tier (tests/sanitize/, clang): builds the plan layer with ASan and UBSan in
 # build-sanitize/, runs its CPU tests there, the library's and compat layer's tests over no driver and
 # the compat layer's over the tests' fake driver, then the preload library's tests over the fake driver

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # greenctx run keeps CUDA's guarantees: every program of tests/run, plain and under
 # `greenctx run` (then again with --strict), compared by tests/run/check_run.py. (What confinement
 # costs is scripts/overhead-check.sh's.) For the GPU machine: run from the repository root with a

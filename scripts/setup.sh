@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what greenctx needs to build (Debian/Ubuntu packages) and builds it into build/.
 # Idempotent: packages already present are not touched; the build is incremental.
 #
@@ -35,7 +36,8 @@ fi
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
           libbenchmark-dev clang-14 libclang-rt-14-dev # clang, ASan and libFuzzer: scripts/sanitize.sh
-          clang-format-14) # the format check, ctest cpu.format.clang_format
+          clang-format-14 # the format check, ctest cpu.format.clang_format
+          help2man) # the man page of the greenctx command
 # The PyPI toolkit is fetched with pip.
 [ -z "$nvcc" ] && ! python3 -m pip --version >/dev/null 2>&1 && packages+=(python3-pip)
 missing=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Copies the binaries the GPU machine needs, stripped, into build-gpu/ (same layout as build/),
 # small enough to carry: then run `GREENCTX_BUILD=build-gpu scripts/gpu-check.sh` there.
 # GREENCTX_BUILD_DIR names the build to copy (default build/) and GREENCTX_STAGE_DIR the folder to

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The longer tiers, after scripts/test.sh in the same build folder (CI's .ci/run runs both):
 # - cuda_compat.h with CUDA 13.1+ headers (ctest cpu.toolkit.routing), checked against CUDA 13.5's
 #   nvcc and headers from PyPI, installed into BUILD/cuda-pypi-13.5.37;
 # - the installed package used from another CMake (PyPI's CMake 4) and that toolkit
 #   (ctest install_find_package.cmake2, .cuda2, .cmake2_cuda2);
+# - the embedded kernels' architectures as cuobjdump lists them (ctest cpu.kernels.architectures;
+#   PyPI's cuobjdump where the toolkit has none);
 # - the sanitizer tier (tests/sanitize/: the plan layer's tests under ASan and UBSan, the preload
 #   library's under ASan, UBSan and TSan, its text parsers fuzzed GREENCTX_FUZZ_SECONDS each,
 #   default 30);
@@ -34,12 +37,20 @@ if "$python" -m pip install -q --disable-pip-version-check "cmake==$consumer_cma
 else
   failures+=("cmake $consumer_cmake_version could not be installed from PyPI, so the cmake2 consumers did not run")
 fi
-if (cd "$build" && ctest -N -R '^(cpu\.toolkit\.routing|install_find_package\..+)$' | grep -q 'Total Tests: [1-9]'); then
-  (cd "$build" && ctest --output-on-failure --timeout 600 \
-     -R '^(cpu\.toolkit\.routing|install_find_package\..+)$') ||
-    failures+=("ctest: the CUDA 13.5 or CMake 4 checks")
+# cuobjdump, where the toolkit has none, for the listing of the embedded kernels' architectures.
+if "$python" -m pip install -q --disable-pip-version-check nvidia-cuda-cuobjdump==13.5.37; then
+  cuobjdump=$("$python" -c 'import nvidia, pathlib; print(next(p for d in nvidia.__path__ for p in pathlib.Path(d).glob("cu*/bin/cuobjdump")))')
+  chmod +x "$cuobjdump"
+  cmake "$build" -DGREENCTX_CUOBJDUMP="$cuobjdump" >/dev/null
+else
+  failures+=("cuobjdump could not be installed from PyPI, so cpu.kernels.architectures did not run")
 fi
-stage_done "other toolkit and CMake"
+tests='^(cpu\.toolkit\.routing|cpu\.kernels\.architectures|install_find_package\..+)$'
+if (cd "$build" && ctest -N -R "$tests" | grep -q 'Total Tests: [1-9]'); then
+  (cd "$build" && ctest --output-on-failure --timeout 600 -R "$tests") ||
+    failures+=("ctest: the CUDA 13.5, CMake 4 or kernel architecture checks")
+fi
+stage_done "other toolkit, CMake and cuobjdump"
 
 GREENCTX_BUILD_DIR=$build scripts/sanitize.sh "${GREENCTX_FUZZ_SECONDS:-30}" ||
   failures+=("the sanitizer tier (scripts/sanitize.sh)")

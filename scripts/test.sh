@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sets up, builds and runs the tests: the CPU tier, the GPU tier (each GPU test reported as skipped,
 # with its reason, where there is no GPU; ctest -V shows it, and the reason is printed once below),
 # and the Python module's tests. It never passes silently. The longer tiers CI adds (the sanitizers

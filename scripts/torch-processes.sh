@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real programs across processes: a PyTorch small-batch inference loop beside a
 # PyTorch GEMM loop (benchmarks/torch_processes.py), under an MPS daemon of its own: sharing all SMs,
 # and on the pieces of 16,rest (inference on the 16). Each program's output is compared with its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # greenctx tune's benchmarks, for the GPU machine: bench's default workloads
 # (spin background, kernel critical), the memory-bound background and the GEMM background, each
 # tuned with both searches (guided and exhaustive) twice under the default objective (critical

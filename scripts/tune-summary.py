@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summarizes greenctx tune JSON files (scripts/tune-bench.sh): per file, the guided and the
 exhaustive choice, the guided choice's background rate as a share of the exhaustive one's (target:
 within 3%), the guided search's time as a share of the exhaustive one's (target: at most 35%),

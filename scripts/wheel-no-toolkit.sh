@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `pip wheel .` as on a machine with Python and no CUDA toolkit, then the wheel
 # installed into a fresh virtual environment away from the source tree and its installed-package
 # tests run there. The installed toolkit is hidden from the build: no CUDA folder on PATH, CUDACXX

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract between `greenctx run` / `greenctx scale` (the CLI) and the preload library
 // (tools/preload): the environment the CLI sets for the program, and the report each process of
 // the program writes. Header-only and free of CUDA, so both sides include it.

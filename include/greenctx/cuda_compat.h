@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CUDA 13.1 execution-context runtime API, on every driver from CUDA 12.4 up.
  *
  *   #include <greenctx/cuda_compat.h>     (after or instead of <cuda_runtime.h>)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ standard greenctx's C++ headers are written in: C++20 (std::span, designated
 // initializers, defaulted comparisons). Every C++ header includes this first, so that a translation
 // unit compiled as C++17 (nvcc's default for .cu files, PyTorch's C++ extensions) stops here with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx: partition a GPU's SMs with CUDA green contexts. Include this for everything.
 //
 // The headers are grouped by layer, each using only the ones above it in this list:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """greenctx: partition a GPU's SMs with CUDA green contexts.
 
 Importing works on any machine; calls that need the GPU raise ``greenctx.Error`` (with ``code``, the
@@ -12,6 +13,7 @@ at run time, make a ``Pool`` of the layouts you need once and switch between the
 """
 
 import contextlib as _contextlib
+import importlib.metadata as _metadata
 
 from ._greenctx import (  # noqa: F401
     BackgroundWorkload,
@@ -65,7 +67,10 @@ from ._greenctx import measure_contention as _measure_contention
 from ._greenctx import scaling as _scaling
 from ._greenctx import tune as _tune
 
-__version__ = "0.1.0"
+try:  # the installed distribution's version: CMakeLists.txt's project(VERSION), read at build time
+    __version__ = _metadata.version("greenctx")
+except _metadata.PackageNotFoundError:  # the package imported from a folder, not installed
+    __version__ = "unknown"
 
 
 class Pool:

@@ -1,5 +1,7 @@
+# SPDX-License-Identifier: Apache-2.0
 """CPU tier: what works without a GPU (runs in CI)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -8,8 +10,17 @@ import pytest
 import greenctx
 
 
+def project_version():
+    """The version CMakeLists.txt's project() sets, the one place it is written."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt")).read()
+    return re.search(r"project\(greenctx\s+VERSION\s+([0-9.]+)", text).group(1)
+
+
 def test_version_and_toolkit():
-    assert greenctx.__version__ == "0.1.0"
+    assert greenctx.__version__ == project_version()
+    cli = subprocess.run([sys.executable, "-m", "greenctx", "--version"], capture_output=True, text=True, check=True)
+    assert re.fullmatch(r"greenctx " + re.escape(project_version()) + r" \(commit \S+\)\n",
+                        cli.stdout), cli.stdout
     assert greenctx.toolkit_version() >= 12040
     assert greenctx.format_cuda_version(12050) == "12.5"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GPU tier: skipped, with the reason, without a GPU. The tests with PyTorch are in
 test_torch_gpu.py."""
 import pytest

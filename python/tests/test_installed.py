@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CPU tier: the installed package carries the greenctx command and needs only the driver.
 
 Run against the package pip installed (scripts/test.sh): its greenctx program and preload library,

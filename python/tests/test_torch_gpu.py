@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GPU tier with PyTorch: torch work on green-context streams (torch.cuda.ExternalStream).
 
 Every test here is skipped, with the reason, when torch is missing, when torch sees no CUDA device,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CUDA toolkit taken from PyPI where a machine has none: the versions of NVIDIA's wheels, in one
 # place for scripts/setup.sh (sourced) and for the pip build's own step (cmake/cuda_from_pypi.cmake
 # reads these lines). They are the CUDA 13.0 of this project's machines (see

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # hide_system_cuda: sets ignore_prefixes and ignore_paths (bash arrays) to the installed CUDA
 # toolkit's folders and every link to them from /usr/local, so that CMake's searches, given them as
 # CMAKE_IGNORE_PREFIX_PATH and CMAKE_IGNORE_PATH, see a machine without a toolkit (CMake also

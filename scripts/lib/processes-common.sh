@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What the benchmarks across processes share (sourced by scripts/processes-bench.sh and
 # scripts/torch-processes.sh, which set `cli`, `out` and `samples` first): an environment without
 # greenctx's or MPS's variables, an MPS pipe folder of their own whose daemon is stopped on exit,

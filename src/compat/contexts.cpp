@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution contexts of the 13.1 runtime API: create, destroy, streams, events, synchronize.
 #include "compat/errors.hpp"
 #include "compat/recycle.hpp"

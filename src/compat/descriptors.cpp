@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Descriptors of the 13.1 API: cudaDevResourceGenerateDesc, in steps: read the resources, check
 // the work-queue resource, combine the SM resources, make the driver's descriptor.
 #include "compat/errors.hpp"

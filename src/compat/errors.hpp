@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the compat layer refuses and fails: exceptions inside, a cudaError_t and the thread's last
 // explanation (greenctxGetLastErrorMessage, GREENCTX_LOG_FILE) at the boundary.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph helpers: kernel nodes bound to an execution context (greenctx additions; the 13.0
 // runtime's kernel node parameters have no context field).
 #include "compat/errors.hpp"

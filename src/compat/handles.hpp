@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two handles of the 13.1 API that greenctx makes itself: cudaExecutionContext_t and
 // cudaDevResourceDesc_t. Both live for the rest of the process (they are small), so that a stale
 // handle is recognised by its magic word and state instead of crashing.

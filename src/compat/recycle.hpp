@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Green contexts parked by cudaExecutionCtxDestroy, for cudaGreenCtxCreate to take again: on
 // driver 580 a create/destroy cycle costs about 1.5 ms and leaks about 4 MiB of device memory, so
 // the compat layer never destroys a green context it made. Pure standard C++ (no driver), so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the compat layer has handed out, for the life of the process: the devices it opened (each
 // with its primary execution context), the execution contexts it made or met, and the streams it
 // made.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resources of devices, contexts and streams (cudaDeviceGetDevResource and relatives), and the
 // records and tags behind SM resources (resources.hpp).
 #include "compat/resources.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SM resources of the 13.1 API as plain cudaDevResource values.
 //
 // A cudaDevResource of SM type stands for one or more driver resources (the pieces of a group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splits of the 13.1 API: cudaDevSmResourceSplitByCount and cudaDevSmResourceSplit.
 #include "compat/errors.hpp"
 #include "compat/registry.hpp"

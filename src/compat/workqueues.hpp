@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Work-queue resources of the 13.1 API: the device's default configuration and its checks.
 #pragma once
 

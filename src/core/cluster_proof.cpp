@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/core/cluster_proof.hpp"
 
 #include "greenctx/core/occupancy.hpp"

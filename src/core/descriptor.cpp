@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/core/descriptor.hpp"
 
 #include "driver/driver_api.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/core/event.hpp"
 
 #include "driver/context_guard.hpp"

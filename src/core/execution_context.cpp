@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/core/execution_context.hpp"
 
 #include "greenctx/core/current_context.hpp" // defined here: it checks contexts as the rest does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // split_groups on a real driver: the 13.1 entry point when there is one, else the planner over
 // split-by-count and intermediate green contexts, with the cluster proofs of what it returns.
 #include "greenctx/core/group_split.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/kernels.hpp"
 
 #include "driver/driver_api.hpp"

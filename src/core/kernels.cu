@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels greenctx launches itself: the SM probe, the spin kernels of verify, demo and the tests,
 // and the one the split's cluster proofs hand to the occupancy calculator.
 // Built into a fatbin (sm_90 + PTX) and loaded with cuLibraryLoadData, so the library needs no

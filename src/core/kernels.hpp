@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx's own kernels, loaded once per process from the embedded fatbin.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/core/memory.hpp"
 
 #include "driver/context_guard.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SM resources as the driver fills them in, with the granularity completed, and split serials.
 #include "core/resources.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver/context_guard.hpp"
 
 #include "driver/driver_api.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pushing the primary context for the few driver calls that only act on the current context.
 // (Any other context: greenctx::scoped_current_context, in current_context.hpp.)
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver/driver_api.hpp"
 #include "greenctx/driver/driver.hpp"
 
@@ -120,6 +121,10 @@ void throw_driver_error(CUresult code, const char *api, const std::string &conte
     message += std::string(" (") + description + ")";
   if (!context.empty())
     message += ": " + context;
+  if (code == CUDA_ERROR_NO_BINARY_FOR_GPU || code == CUDA_ERROR_UNSUPPORTED_PTX_VERSION)
+    message += "; greenctx's kernels are built for " GREENCTX_KERNEL_ARCHS
+               ": build greenctx with CMAKE_CUDA_ARCHITECTURES naming this GPU's compute "
+               "capability (greenctx info shows it), or with a toolkit no newer than the driver";
   throw error(code, api, message);
 }
 

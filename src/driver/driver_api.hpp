@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver's entry points, fetched at run time.
 //
 // greenctx never links libcuda: it opens libcuda.so.1 with dlopen, takes cuGetProcAddress from it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive measurement's pure parts: policy names, the checks of a configuration, the host's
 // schedule and the verdicts (adaptive_run.cpp measures).
 #include "greenctx/measure/adaptive.hpp"

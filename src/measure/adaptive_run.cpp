@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive measurement (see greenctx/measure/adaptive.hpp).
 #include "greenctx/measure/adaptive.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The communication measurement (see greenctx/measure/comm.hpp): modes, and the measurement of a
 // list of them in this process.
 #include "greenctx/measure/comm.hpp"

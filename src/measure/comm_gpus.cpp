@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "measure/comm_gpus.hpp"
 
 #include "greenctx/core/stream_flags.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The communication measurement's pieces on the GPUs (private to the measure layer): each GPU's
 // buffer, GEMM and streams, the GEMM loop, the wait with a hang limit and the confinement check.
 #pragma once

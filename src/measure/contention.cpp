@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/measure/contention.hpp"
 
 #include "greenctx/core/event.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/measure/gemm.hpp"
 
 #include "greenctx/core/current_context.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/measure/nccl.hpp"
 
 #include "driver/driver_api.hpp"
@@ -5,10 +6,7 @@
 
 #include <dlfcn.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
-#include <memory>
 
 namespace greenctx::measure {
 namespace {
@@ -35,27 +33,6 @@ struct entry_points {
 entry_points &fns() {
   static entry_points e;
   return e;
-}
-
-// torch's wheel of NCCL: the first libnccl.so.2 under python3's `nvidia` package (nvidia/nccl/lib
-// in the CUDA 12 wheels, possibly nvidia/cu13/lib in the CUDA 13 ones); empty when none is found.
-std::string torch_wheel_nccl() {
-  std::unique_ptr<FILE, int (*)(FILE *)> p(
-      popen("python3 -c 'import glob, os, nvidia; "
-            "print(next(iter(sorted(f for d in nvidia.__path__ for f in "
-            "glob.glob(os.path.join(d, \"**\", \"libnccl.so.2\"), recursive=True))), \"\"))' "
-            "2>/dev/null",
-            "r"),
-      pclose);
-  if (!p)
-    return {};
-  std::array<char, 4096> buf{};
-  std::string out;
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p.get()))
-    out += buf.data();
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
-    out.pop_back();
-  return out;
 }
 
 template <class F> void bind(void *lib, F &f, const char *name) {
@@ -140,14 +117,11 @@ const nccl_library &load_nccl() {
     for (const auto &c : candidates)
       if (try_path(c))
         return l;
-    const std::string wheel = torch_wheel_nccl();
-    if (!wheel.empty() && try_path(wheel))
-      return l;
-    l.failure =
-        "NCCL could not be loaded (tried " + tried +
-        (wheel.empty() ? ", and python3 found no libnccl.so.2 under its nvidia package" : "") +
-        "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's nvidia-nccl-cu12 "
-        "or torch's wheel has one under site-packages/nvidia/nccl/lib)";
+    l.failure = "NCCL could not be loaded (tried " + tried +
+                "); set GREENCTX_NCCL_LIBRARY to the path of libnccl.so.2 (pip's "
+                "nvidia-nccl-cu12 or -cu13, which torch installs, has one under "
+                "site-packages/nvidia/; the greenctx command of the Python package sets it "
+                "from there)";
     return l;
   }();
   return lib;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the measurements share (private to the measure layer): samples taken in interleaved
 // rounds, and one timed launch of a workload at a time on a stream (events around it, optionally
 // held until all of it is enqueued), as the contention and scaling measurements take them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/plan/group_params.hpp"
 #include "greenctx/plan/decimal.hpp"
 

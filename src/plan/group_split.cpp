@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heterogeneous-split planner (pure: the driver is behind split_backend).
 #include "greenctx/plan/group_plan.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/plan/pool_plan.hpp"
 
 #include "greenctx/plan/error.hpp"

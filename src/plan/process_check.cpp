@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "greenctx/plan/process_check.hpp"
 
 #include <algorithm>

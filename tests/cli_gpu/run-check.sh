@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the CLI's GPU checks listed in tests/cli_gpu/checks.txt (the one list of them).
 #
 #   run-check.sh NAME...       runs these checks

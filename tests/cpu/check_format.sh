@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every C, C++ and CUDA file of the project is as clang-format 14 writes it (.clang-format at the
 # root). Pinned to 14, Debian's, which scripts/setup.sh installs: other versions format some
 # constructs differently.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every public C++ header compiles on its own, included first in an empty file: each says what it
 # needs, so that a user includes the one concept they use (and greenctx/greenctx.hpp for all).
 # Usage: check_headers.sh SOURCE_DIR CXX INCLUDE_DIR... (the CUDA headers' folders). Exits 1

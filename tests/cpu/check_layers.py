@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The library's layers, checked on its sources: each file includes only its own layer and the
 layers below it (plan < driver < core; measure and compat each on core, neither on the other), public
 headers or private ones.

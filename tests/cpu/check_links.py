@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks the links and paths of the project's markdown files (ctest cpu.docs.links).
 
 Every relative link [text](PATH#ANCHOR) must name a file or folder of the tree and, for a markdown

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The tree holds the product: no tracked file over 1 MB outside tests/data/ (raw results and logs
 # live in the history; benchmarks/RESULTS.md names the commit), and no source file under benchmarks/results/
 # (it holds summaries of runs; programs belong beside the code they measure).

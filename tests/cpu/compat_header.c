@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cuda_compat.h included from C (C11): the forwarders and types must be valid C. */
 #include <greenctx/cuda_compat.h>
 

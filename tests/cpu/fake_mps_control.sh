@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A stand-in for nvidia-cuda-mps-control in the CLI tests (Cli.Mps*): the daemon is a file in the
 # pipe folder, and every call is appended to calls.log beside that folder.
 state="$CUDA_MPS_PIPE_DIRECTORY/fake-daemon"

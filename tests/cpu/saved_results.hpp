@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The records under tests/data/ (real runs, tests/data/README.md), for the tests that read them
 // back. GREENCTX_SOURCE_DIR in the environment overrides the build-time path (binaries copied
 // elsewhere).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx scale's results rendered as the command renders them: its record (scale_record) in each
 // format of the report model. For the tests of scale's reports.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive measurement's pure parts (no GPU): policy names and lists, the checks of a
 // configuration, the host's schedule per policy and the verdicts against alone and static.
 #include <greenctx/greenctx.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --adaptive without a GPU: option lists, validation under the options' names, the
 // record on synthetic results and on a real run's record (pure code). The
 // policies, their schedule and the verdicts are the library's: tests/cpu/test_adaptive.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bench (latency) report on synthetic results and on a real run's record: the targets, the
 // record in every format (pure code).
 #include "commands/bench/latency_record.hpp"

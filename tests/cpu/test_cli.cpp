@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The greenctx CLI as a user meets it: exit codes, help, and error messages. The child runs with
 // GREENCTX_LIBCUDA pointing at a library that does not exist, so every command that needs the
 // driver fails the same way on machines with and without a GPU.
@@ -676,7 +677,17 @@ TEST(Cli, InfoWithoutDriver) {
 }
 
 TEST(Cli, InfoJsonWithoutDriver) {
-  expect_error(run_cli({"info", "--json"}), exit_no_driver);
+  expect_error(run_cli({"info", "--json", "-"}), exit_no_driver);
+}
+
+// --json takes a FILE on every command; a split given right after it is named in the error.
+TEST(Cli, JsonNeedsAFileAndSaysWhatItTook) {
+  auto r = run_cli({"info", "--json"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--json")) << r;
+  r = run_cli({"verify", "--json", "16,rest"});
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--json takes a FILE and took '16,rest'")) << r;
 }
 
 TEST(Cli, VerifyWithoutDriver) {
@@ -1128,7 +1139,7 @@ TEST(Cli, InfoSaysWhetherMpsIsActive) {
       << r;
   r = run_cli({"info", "--device", "0"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
   EXPECT_TRUE(contains(r.out, "note: GPU 0: MPS active: this process is an MPS client")) << r;
-  r = run_cli({"info", "--json"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
+  r = run_cli({"info", "--json", "-"}, {fake_driver, "GREENCTX_FAKE_MPS=1"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;
   // The driver's values, one row per GPU in the table "gpus" (schema 2: a record).
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -1150,6 +1161,35 @@ TEST(Cli, AnIncompleteDriverIsNamedNotCalled) {
   EXPECT_EQ(r.exit_code, exit_unsupported) << r;
   EXPECT_TRUE(contains(r.err, "does not provide cuMemAlloc")) << r;
   EXPECT_TRUE(contains(r.err, "stub or an incomplete libcuda")) << r;
+}
+
+// An installed greenctx finds its preload library in the library folder of every usual layout
+// (lib, lib64, Debian's lib/x86_64-linux-gnu, and the one this build would install to), and says
+// where it looked when there is none: the built binary copied into PREFIX/bin, the library into
+// PREFIX/LIBDIR.
+TEST(Cli, RunFindsItsPreloadLibraryInEachInstallLayout) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const std::string built = cli_path();
+  const std::string preload = built_preload_library();
+  struct cli_override {
+    explicit cli_override(const std::string &path) { setenv("GREENCTX_CLI", path.c_str(), 1); }
+    ~cli_override() { unsetenv("GREENCTX_CLI"); }
+  };
+  for (const char *libdir : {"lib", "lib64", "lib/x86_64-linux-gnu", GREENCTX_TEST_INSTALL_LIBDIR}) {
+    temp_dir prefix;
+    std::filesystem::create_directories(prefix.path / "bin");
+    std::filesystem::copy_file(built, prefix.path / "bin" / "greenctx");
+    const cli_override installed((prefix.path / "bin" / "greenctx").string());
+    auto r = run_cli({"run", "--sms", "16", "--", "true"}, {fake_driver});
+    EXPECT_EQ(r.exit_code, exit_unsupported) << libdir << ": no library installed yet\n" << r;
+    EXPECT_TRUE(contains(r.err, "libgreenctx_preload.so, which greenctx run and scale need, is "
+                                "in none of"))
+        << r;
+    std::filesystem::create_directories(prefix.path / libdir);
+    std::filesystem::copy_file(preload, prefix.path / libdir / "libgreenctx_preload.so");
+    r = run_cli({"run", "--sms", "16", "--", "true"}, {fake_driver});
+    EXPECT_EQ(r.exit_code, exit_ok) << libdir << "\n" << r;
+  }
 }
 
 TEST(Cli, RunRealSmCountTellsTheProgramTheDevicesCount) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The communication measurement's pure parts (no GPU): mode names, byte counts for people, and
 // what measure_comm refuses before it opens the driver, NCCL or a GPU.
 #include <greenctx/greenctx.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm without a GPU: the --sizes and --comm-sms lists, the modes, the bus
 // bandwidth, the answers and the record on synthetic samples and on a real run's record (pure
 // code).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The records of info, split and verify (pure code): what each table and note says, and real
 // runs' records read back.
 #include "commands/info/info_record.hpp"

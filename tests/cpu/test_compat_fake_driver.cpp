@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 13.1 runtime-API layer over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs
 // of 132 SMs in units of 8), in a process of its own pointed at it: what can be made without a
 // GPU is made, and resources changed by the caller are refused with the reason. fuzz_compat_fake

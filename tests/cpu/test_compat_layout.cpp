@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 13.1 types that cuda_compat.h declares for older toolkits have the 13.1 layout, and the
 // header compiles as C (compat_header.c) as well as C++.
 #include <greenctx/cuda_compat.h>

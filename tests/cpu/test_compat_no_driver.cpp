@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 13.1 runtime-API layer without a driver (same process rules as test_no_driver.cpp): every
 // call returns a code and leaves an explanation; checks that need no driver still run first.
 #include <greenctx/cuda_compat.h>

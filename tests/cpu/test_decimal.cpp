@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every number the CLI reads is decimal (greenctx/plan/decimal.hpp, and cli::decimal for
 // options): digits only, leading zeros read as decimal, everything else refused with a reason.
 // CLI11 alone would read "016" as octal and "0x10" as hexadecimal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--device all|N|N,M` (info, verify, run, bench): the list and its check against the driver's
 // count, without a driver.
 #include "common/cli_common.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // device.hpp: CUDA_DEVICE_MAX_CONNECTIONS as the driver will read it from the environment.
 #include "greenctx/core/device.hpp"
 

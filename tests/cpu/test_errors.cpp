@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // error.hpp: the exception types, version formatting and CUresult names.
 #include "greenctx/driver/driver.hpp"
 #include "greenctx/plan/error.hpp"

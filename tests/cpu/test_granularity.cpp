@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // granularity.hpp: the guide's granularity table and how a split by count rounds a group size.
 // Expected values come from spec §3 (the guide's table) and §5 (measured on the 132-SM H200).
 #include "greenctx/plan/granularity.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The group-parameter rules of the 13.1 heterogeneous split (pure).
 #include <greenctx/plan/error.hpp>
 #include <greenctx/plan/group_params.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heterogeneous-split planner against a model of the H200 on driver 580: split-by-count with
 // the default flags gives 15 pieces of 8 and 12 left from 132 SMs (measured, spec section 5);
 // with IgnoreSmCoscheduling it gives as many pieces of the unit as fit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compat layer's last error (greenctxGetLastErrorMessage) and GREENCTX_LOG_FILE: recorded where
 // a C call returns its code, never when a C++ exception is made.
 #include <greenctx/cuda_compat.h>

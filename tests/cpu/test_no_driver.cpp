@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The no-driver path. ctest runs this binary with GREENCTX_LIBCUDA=/nonexistent/libcuda.so.1, so
 // the driver fails to load on every machine, GPU or not. The driver is loaded once per process,
 // which is why these tests have a process of their own.

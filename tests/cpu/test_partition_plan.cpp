@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // partition_plan.hpp: parsing "16,rest" and planning disjoint partitions from one split by count.
 // Plans are checked against the 132-SM H200 with the CC 9.0 granularity of 8/8 (spec §5).
 #include "greenctx/plan/partition_plan.hpp"
@@ -307,3 +308,52 @@ TEST(PlanPartitions, AGivenPieceThatDoesNotDivideOrIsTooSmallIsRefused) {
 }
 
 } // namespace
+
+// ---- every GPU generation with green contexts ----------------------------------------------------
+// One GPU of each compute capability generation, with its SM count and the granularity the
+// driver reports for it (documented_granularity: CC 7.x 2/2, 8.x 4/2, 9.0 and newer 8/8).
+struct generation {
+  const char *gpu;
+  int major, minor;
+  unsigned sms;
+  unsigned three_becomes; // "3,rest": what the first partition is rounded to
+};
+
+class PlanOnEachGeneration : public ::testing::TestWithParam<generation> {};
+
+TEST_P(PlanOnEachGeneration, SplitsRoundsAndRefusesAsTheDriverWould) {
+  const generation g = GetParam();
+  const greenctx::granularity grain = greenctx::documented_granularity(g.major, g.minor);
+  const auto plan = [&](std::string_view text) {
+    return greenctx::plan_partitions(greenctx::parse_partition_request(text), g.sms, grain);
+  };
+  const partition_plan sixteen = plan("16,rest");
+  ASSERT_EQ(sixteen.parts.size(), 2u) << g.gpu;
+  EXPECT_EQ(sixteen.parts[0].planned, 16u) << g.gpu;
+  EXPECT_EQ(sixteen.parts[1].planned, g.sms - 16) << g.gpu;
+  EXPECT_TRUE(sixteen.parts[0].rounding.empty()) << g.gpu;
+
+  const partition_plan three = plan("3,rest");
+  EXPECT_EQ(three.parts[0].planned, g.three_becomes) << g.gpu;
+  EXPECT_TRUE(mentions_number(three.parts[0].rounding, g.three_becomes))
+      << g.gpu << ": " << three.parts[0].rounding;
+
+  try {
+    plan(std::to_string(g.sms + grain.alignment) + ",rest");
+    ADD_FAILURE() << g.gpu << ": more SMs than the GPU has were planned";
+  } catch (const greenctx::request_error &e) {
+    EXPECT_TRUE(mentions_number(e.what(), g.sms)) << g.gpu << ": " << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Generations, PlanOnEachGeneration,
+    ::testing::Values(generation{"T4 (Turing, 7.5)", 7, 5, 40, 4},
+                      generation{"A100 (Ampere, 8.0)", 8, 0, 108, 4},
+                      generation{"L40S (Ada, 8.9)", 8, 9, 142, 4},
+                      generation{"H100 (Hopper, 9.0)", 9, 0, 132, 8},
+                      generation{"B200 (Blackwell, 10.0)", 10, 0, 148, 8},
+                      generation{"RTX PRO 6000 (Blackwell, 12.0)", 12, 0, 188, 8}),
+    [](const ::testing::TestParamInfo<generation> &info) {
+      return "cc" + std::to_string(info.param.major) + std::to_string(info.param.minor);
+    });

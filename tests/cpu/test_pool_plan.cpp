@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool_plan.hpp: a pool's layouts as text ("all", "16,rest"), their names and duplicates.
 #include "greenctx/plan/pool_plan.hpp"
 

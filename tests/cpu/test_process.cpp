@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLI's process control (tools/greenctx/process.hpp), without a GPU: how children are
 // started, waited for, timed out and described, whatever SIGCHLD disposition greenctx inherited.
 #include "common/process.hpp"

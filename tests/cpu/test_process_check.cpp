@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // process_check.hpp: the checks of `greenctx verify --processes` on hand-made measurements.
 #include "greenctx/plan/process_check.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report model (report/record.hpp): every rendering of one record, the JSON read back to the
 // same record, refusals of documents of another shape; and tune's record (tune_report.hpp), with
 // the tune files written before the record read back.

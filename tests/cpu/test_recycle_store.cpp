@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compat layer's store of parked green contexts (src/compat/recycle.hpp): its keys and its
 // order, with plain values standing for the parked contexts (the store is pure C++, no driver).
 #include "compat/recycle.hpp"

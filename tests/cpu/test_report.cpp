@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLI's shared report writers (tools/greenctx/report/): tables, CSV, SVG pieces and the
 // output options, on their own (pure code).
 #include "report/json.hpp"
@@ -135,12 +136,12 @@ TEST(ReportOutput, JsonToStdoutIsNotCheckedAsAPath) {
   std::filesystem::remove_all(dir);
 }
 
-// --json [FILE] of info, verify and split: no value and - mean stdout, a value names the file.
+// --json FILE is the same on every command: FILE, or stdout with -; a bare --json is refused.
 TEST(ReportOutput, JsonOptionTakesAFileOrMeansStdout) {
   const auto parse = [](std::vector<std::string> args) {
     CLI::App app;
     std::string path;
-    add_json_option(app, path);
+    add_json_option(app, path, "the result");
     std::string positional;
     app.add_option("REQUEST", positional);
     std::reverse(args.begin(), args.end());
@@ -148,9 +149,8 @@ TEST(ReportOutput, JsonOptionTakesAFileOrMeansStdout) {
     return std::pair{path, positional};
   };
   EXPECT_EQ(parse({}).first, "");
-  EXPECT_EQ(parse({"--json"}).first, "-");
-  EXPECT_EQ(parse({"16", "--json"}), (std::pair<std::string, std::string>{"-", "16"}));
-  EXPECT_EQ(parse({"--json", "-"}).first, "-");
+  EXPECT_THROW(parse({"--json"}), CLI::ParseError);
+  EXPECT_EQ(parse({"16", "--json", "-"}), (std::pair<std::string, std::string>{"-", "16"}));
   EXPECT_EQ(parse({"--json", "out.json"}).first, "out.json");
   EXPECT_EQ(parse({"--json=out.json", "16"}),
             (std::pair<std::string, std::string>{"out.json", "16"}));

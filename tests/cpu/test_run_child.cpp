@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How greenctx scale starts a program (run_child) and reads what the preload library reported
 // (read_report), without a GPU: an unconfined run (sms 0) needs neither the driver nor the library.
 // The program's exit status and signals must be those of a plain run, whatever dispositions the

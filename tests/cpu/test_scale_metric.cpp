@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx scale --metric: the option and its refusals, figures taken from a run's stdout and from
 // the preload library's GPU phase, speed-ups of times and of rates, the start-up warning, the
 // SM count the program was told, the record's JSON (old files too), and the SVG's long title.

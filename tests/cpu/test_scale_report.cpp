@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx scale's pure code: the --sms list and its errors, valid counts, summaries and
 // speed-ups, and each output (text, markdown, JSON, CSV, SVG) on synthetic runs.
 #include "commands/scale/scale_record.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scaling measurement's pure parts (no GPU): which SM counts it measures, how it refuses or
 // rounds the others, the speed-ups it reports; and the rounds every measurement takes its
 // samples in (src/measure/sampling.hpp, private to the layer).

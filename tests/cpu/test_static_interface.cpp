@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time checks of the API's shape: references are cheap values, owners are move-only, and
 // the constructions that invite mistakes do not compile. A failure here is a build failure.
 #include <greenctx/greenctx.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx/measure/stats.hpp: order statistics of latency samples (header-only, pure).
 #include <greenctx/measure/stats.hpp>
 

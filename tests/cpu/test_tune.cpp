@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The split search of `tune` over synthetic curves (no GPU): what it chooses, against the
 // exhaustive answer, and what it costs in measurements.
 #include <greenctx/greenctx.hpp>

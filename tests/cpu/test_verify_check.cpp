@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verify.hpp, the pure half: checking measured SM usage and drawing the SM map.
 #include "greenctx/plan/verify_check.hpp"
 

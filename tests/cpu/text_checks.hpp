@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small assertions on messages, shared by the CPU tests.
 #pragma once
 

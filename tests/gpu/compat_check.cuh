@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tests of greenctx/cuda_compat.h share: a check that names the call, CUDA's error and
 // greenctx's explanation of it, and the SMs a stream's kernels reach (%smid).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fixture every GPU test uses: it skips with the reason when there is no driver or GPU, and
 // checks that the test left the calling thread's context stack as it found it (greenctx must
 // never leak a push or make a context current behind the caller's back).

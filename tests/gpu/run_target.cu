@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CUDA program that knows nothing of greenctx, for `greenctx run`'s GPU checks: its kernels
 // record the SMs they run on (%smid), from several threads, on the legacy default stream, on
 // streams it creates, and in a graph it captures; it also calls cudaSetDevice and the driver's

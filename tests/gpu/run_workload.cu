@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plain CUDA program for `greenctx run` and `greenctx scale` checks: a cuBLAS GEMM or a
 // memory-bound kernel, timed with events, with a checksum of the result so that a confined run
 // can be compared with an unconfined one. Knows nothing of greenctx.

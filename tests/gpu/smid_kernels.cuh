@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels the CUDA test programs share: where a block ran, as the hardware reports it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recycled green contexts and detached streams through the CUDA 13.1 runtime API
 // (greenctx/cuda_compat.h): cudaExecutionCtxDestroy parks the driver's green context and a later
 // cudaGreenCtxCreate over the same SMs takes it again; streams of a destroyed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where kernels run, as the hardware reports it (%smid per block).
 #include "gpu_fixture.hpp"
 

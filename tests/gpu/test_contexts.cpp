@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Green contexts, execution-context references and partition sets.
 #include "gpu_fixture.hpp"
 

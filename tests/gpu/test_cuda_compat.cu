@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA 13.1 execution-context runtime API (greenctx/cuda_compat.h) used as the 13.1 guide
 // uses it: runtime calls, <<<>>> launches on green streams, events, graphs, clusters. Written for
 // this project from the guide's descriptions (spec sections 2-5), checked with %smid.

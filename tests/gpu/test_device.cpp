@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver and device queries on a real GPU.
 #include "gpu_fixture.hpp"
 

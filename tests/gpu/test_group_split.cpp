@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heterogeneous split in C++ (split_groups): what it returns is proved. Groups whose clusters
 // no driver promise backs are checked against an independent measurement of the same groups
 // (proven_clusters on the pieces a split without proofs returns), so these tests hold on any GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement layer: the contention measurement over the user's own workloads and the
 // built-in ones, and its refusals.
 #include "gpu_fixture.hpp"

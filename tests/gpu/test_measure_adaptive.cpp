@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive measurement on the GPU: every configuration comes back with its samples, the
 // critical partition is one green context in every layout, the caller's chunks run where the
 // layout in use puts them; what validate_adaptive refuses is refused before any pool is made.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The communication measurement in this process on one GPU, with NCCL's one-rank mean in place
 // of the all-reduce (what `bench comm`'s one-GPU check runs in its children): the pipeline, the
 // k-SM partition with its confinement check, the GEMM loop beside it. Skipped, saying why, without

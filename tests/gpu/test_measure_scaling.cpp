@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scaling measurement on the GPU: a fixed-work kernel (each block a fixed number of dependent
 // multiply-adds, launch_timed_work) runs alone on green contexts of 16, 64 and 128 SMs; with 16
 // blocks resident per SM at most, its 1024 blocks need 4 waves on 16 SMs and one on 128, so the

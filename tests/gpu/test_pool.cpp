@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pool: layouts made once and switched at run time, checked where the hardware sees it (%smid).
 #include "gpu_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resource hygiene: no device-memory growth over repeated stream and event cycles on one green
 // context. (Green-context create/destroy itself leaks ~4 MiB per cycle on driver 580; that is the
 // driver's, measured, and why greenctx makes reuse the natural path. It is not exercised here.)

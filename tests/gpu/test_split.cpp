@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Split by count on the GPU: the measured rows of spec section 5, the count-only query, the
 // driver's rules about splitting again and combining pieces.
 #include "gpu_fixture.hpp"

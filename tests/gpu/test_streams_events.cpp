@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams and events on green and primary contexts, across contexts and threads.
 #include "gpu_fixture.hpp"
 

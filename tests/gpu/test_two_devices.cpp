@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device 1: the C++ API and the compat layer (cuda_compat.h) on the second GPU, both
 // GPUs partitioned at once, and descriptors that mix pieces of two GPUs refused with a clear
 // message. Every test skips, saying so, where the driver sees fewer than 2 GPUs.

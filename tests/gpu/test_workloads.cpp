@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device memory, the benchmark workloads, and the interop helpers.
 #include "gpu_fixture.hpp"
 

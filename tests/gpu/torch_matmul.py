@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An unmodified PyTorch script for `greenctx run`'s GPU check: a large matmul on exactly
 representable data (integers -2..2 in fp32: every sum is exact, whatever kernel cuBLAS picks), timed
 with CUDA events. Prints the SHA-256 of the result, so a run confined to N SMs can be compared

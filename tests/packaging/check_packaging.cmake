@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Proves that greenctx can be consumed the ways README.md documents. Run by ctest (see
 # tests/CMakeLists.txt) as
 #   cmake -DMODE=<find_package|pkg_config|add_subdirectory> -DWORK_DIR=<fresh dir> ... -P this file
@@ -65,12 +66,36 @@ function(install_greenctx)
       ${INSTALL_LIBDIR}/cmake/greenctx/greenctxConfig.cmake
       ${INSTALL_LIBDIR}/cmake/greenctx/greenctxConfigVersion.cmake
       ${INSTALL_LIBDIR}/cmake/greenctx/greenctxTargets.cmake
-      ${INSTALL_LIBDIR}/pkgconfig/greenctx.pc)
+      ${INSTALL_LIBDIR}/pkgconfig/greenctx.pc
+      include/greenctx/version.hpp
+      share/doc/greenctx/LICENSE
+      share/doc/greenctx/NOTICE)
+  if(EXISTS ${BINARY_DIR}/tools/greenctx/greenctx)
+    list(APPEND expected bin/greenctx ${INSTALL_LIBDIR}/libgreenctx_preload.so
+         share/bash-completion/completions/greenctx)
+  endif()
+  if(EXISTS ${BINARY_DIR}/tools/greenctx/greenctx.1)
+    list(APPEND expected share/man/man1/greenctx.1)
+  endif()
   foreach(file IN LISTS expected)
     if(NOT EXISTS ${prefix}/${file})
       file(GLOB_RECURSE installed RELATIVE ${prefix} ${prefix}/*)
       list(JOIN installed "\n  " installed)
       message(FATAL_ERROR "the install has no ${file}; it has:\n  ${installed}")
+    endif()
+  endforeach()
+  # The installed command finds its preload library in this layout's library folder: greenctx run
+  # over the tests' fake driver.
+  if(EXISTS ${prefix}/bin/greenctx AND FAKE_CUDA)
+    step("the installed greenctx run" ${CMAKE_COMMAND} -E env GREENCTX_LIBCUDA=${FAKE_CUDA}
+         ${prefix}/bin/greenctx run --sms 16 -- true)
+  endif()
+  # greenctx.pc names no folder of the machine that built it: only its own variables.
+  file(READ ${prefix}/${INSTALL_LIBDIR}/pkgconfig/greenctx.pc pc)
+  foreach(machine_path IN ITEMS "${SOURCE_DIR}" "${BINARY_DIR}" "${CUDA_ROOT}")
+    string(FIND "${pc}" "${machine_path}" at)
+    if(machine_path AND at GREATER -1)
+      message(FATAL_ERROR "greenctx.pc names ${machine_path}, a folder of the build machine:\n${pc}")
     endif()
   endforeach()
 endfunction()
@@ -141,8 +166,10 @@ elseif(MODE STREQUAL "pkg_config")
   endforeach()
   set(consumer_exe ${WORK_DIR}/consumer)
   # Nothing but pkg-config's flags sets the standard, for the C++ and for the CUDA file.
-  step("compile main.cpp with pkg-config's flags"
-       ${CXX_COMPILER} -Wall -Wextra ${cflags} -c ${consumer_source}/main.cpp
+  # pkg-config gives greenctx's flags; the CUDA toolkit's headers are the consumer's to add, as
+  # docs/cpp.md says (nvcc adds them itself).
+  step("compile main.cpp with pkg-config's flags and the toolkit's headers"
+       ${CXX_COMPILER} -Wall -Wextra ${cflags} -I${CUDA_ROOT}/include -c ${consumer_source}/main.cpp
        -o ${WORK_DIR}/main.o)
   step("compile device_side.cu with nvcc and pkg-config's flags"
        ${nvcc} -arch=sm_90 ${cflags} -c ${consumer_source}/device_side.cu

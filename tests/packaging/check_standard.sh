@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The C++ headers compiled as C++17 stop at greenctx/cxx_standard.hpp with one error that names
 # the standard to ask for, from g++ and from nvcc (whose default for .cu files is C++17); as C++20
 # they compile; cuda_compat.h compiles as C++17 and as C11.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake libcuda.so.1 for the preload library's CPU tests: just enough of the driver API for
 // libgreenctx_preload.so to run (devices, primary and green contexts, streams, events, launches),
 // with every operation on a stream written to a log the test reads back. No GPU, no real driver.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preload library of `greenctx run` on a fake driver (fake_cuda.cpp): which context it makes
 // current, and the events it inserts so that blocking streams, the legacy stream and the
 // per-thread default stream keep CUDA's ordering rules. Runs without a GPU; the same rules are

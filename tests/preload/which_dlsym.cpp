@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Says which library this program's dlsym is bound to. Run with the preload library in
 // LD_PRELOAD (the cpu.preload.binds_dlsym test): it must be the preload library, since the CUDA
 // runtime finds cuGetProcAddress through dlsym (a program's reference is versioned, dlsym@GLIBC_*).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs a program plain, then confined with `greenctx run --sms N`, and checks that the program
 could not tell: the same exit status (0) and the same stdout. The programs of tests/run print only
 deterministic results on stdout; anything about time or SMs goes to stderr or to files.
@@ -230,7 +231,7 @@ def device_flag(cli):
 def device_sm_count(cli):
     """The first device's SM count by `greenctx info --json`, or None."""
     try:
-        r = subprocess.run([cli, "info", "--json"], stdout=subprocess.PIPE,
+        r = subprocess.run([cli, "info", "--json", "-"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
         return int(json.loads(r.stdout)["tables"]["gpus"]["rows"][0]["sm_count"])
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):

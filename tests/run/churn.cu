@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Short-lived threads must not cost device memory: `greenctx run` once made a green context per
 // thread, and 400 threads grew device memory by 2000 MiB. Here 1000 threads are created one after
 // another, then 1000 more 16 at a time; each makes the device current (cudaSetDevice,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread block clusters of C blocks (C = 8, the portable limit, or 16, which needs
 // cudaFuncAttributeNonPortableClusterSizeAllowed), launched by cudaLaunchKernelEx with the
 // cluster-dimension attribute. Every block fills its shared memory, and every thread then reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cooperative kernel sized as CUDA's samples size one: the occupancy times the SM count the
 // device reports, launched with cudaLaunchCooperativeKernel; it steps a ring of integers --steps
 // times, each step reading both neighbours of the previous step, with cooperative_groups'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuBLAS from 8 threads at once, each with its own handle and stream: thread 0 on the legacy
 // stream, threads 1-3 on blocking streams (cudaStreamCreate), 4-6 on non-blocking streams, 7 on
 // cudaStreamPerThread. Each computes C = A*B (SGEMM 1024^3) and then C += A*B three times. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Does cuBLASLt fail on cudaStreamPerThread when it sizes a GEMM for fewer SMs than the device
 // has, without greenctx? A diagnosis for the open defect of docs/run-design.md (cuBLAS on the
 // per-thread stream, told fewer SMs, fails with CUBLAS_STATUS_INTERNAL_ERROR under greenctx run).

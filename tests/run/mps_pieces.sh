@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU tier: processes on the pieces of one split under MPS. First, without MPS,
 # greenctx verify --processes must fail (the processes take turns), and two processes' piece
 # resources are compared byte for byte. Then it starts an MPS control daemon of its own (greenctx
@@ -78,7 +79,7 @@ if [ $rc -ne 2 ] || ! grep -q 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 is set and d
   echo "mps_pieces: run with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 under MPS exited $rc, not 2 with the reason" >&2
   failed=1
 fi
-"$cli" verify 16,rest --processes --json > "$out/verify-processes.json" 2> "$out/verify-processes-json.err" ||
+"$cli" verify 16,rest --processes --json - > "$out/verify-processes.json" 2> "$out/verify-processes-json.err" ||
   { echo "mps_pieces: verify --processes --json failed: $(tail -3 "$out/verify-processes-json.err")" >&2; failed=1; }
 grep -q 'device has 16 SMs' "$out/mps-piece0.txt" || { echo "mps_pieces: piece 0 was not told 16 SMs" >&2; failed=1; }
 grep -q 'device has 116 SMs' "$out/mps-piece1.txt" || { echo "mps_pieces: piece 1 was not told 116 SMs" >&2; failed=1; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What confinement costs, as a benchmark (never compared, never asserted). Knows nothing of
 // greenctx: scripts/overhead-check.sh runs it plain, under `greenctx run --sms <all SMs>`, with the
 // preload library loaded but confining nothing, and with a green context of its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A persistent kernel with a hand-written grid barrier, as libraries write them without
 // cooperative launches: one block per SM the device reports (1024 threads, 116 KB of dynamic
 // shared memory each, so that no SM holds two), an ordinary launch, and blocks that wait for each

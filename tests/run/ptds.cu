@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program built with `nvcc --default-stream per-thread`: its default stream (0) is each
 // thread's own per-thread stream, and the runtime reaches the driver through the per-thread
 // entry points (cuLaunchKernel_ptsz, cuMemcpy*_ptds, ...). 8 threads each launch kernels on the

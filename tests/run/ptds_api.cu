@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every CUDA runtime call that takes a stream, once on cudaStreamPerThread, each on a thread of
 // its own and again on the main thread: each line says the call and what it returned, and the
 // results it computes (a memset, a copy, a kernel, a graph) are checked. Under `greenctx run` the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers the programs of tests/run share: error recording that never aborts a subtest silently,
 // bounded host waits, a watchdog, the long "spin then write" kernel the ordering checks rely on,
 // and the %smid probe whose results go to --smid-out files. The programs know nothing of

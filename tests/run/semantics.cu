@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA's cross-thread guarantees, each checked so that breaking it is likely to show: a kernel
 // spins for --spin-ms (30 ms by default) and then writes a value, and the operation under test
 // (a copy, a synchronization, a kernel on another stream, from another thread) must see that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a program reads for the device's SM count, through every route it has: the runtime's
 // attribute and properties, the driver's cuDeviceGetAttribute (linked directly where libcuda is
 // there at build time, fetched by cudaGetDriverEntryPointByVersion, and by cuGetProcAddress from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A load test of one CUDA context shared by many threads, which is what `greenctx run` makes of a
 // program (one green context per device, current on every thread). 64 threads issue about a
 // million kernel launches in all (--launches), mixing: the legacy stream; created blocking and

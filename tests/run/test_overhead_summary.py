@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPU test of scripts/overhead-summary.py (the summary of scripts/overhead-check.sh) on hand-made
 samples with known answers, in a temporary folder: round-by-round ratios, medians over rounds,
 the verdict's split into the driver's and the hooks' shares, and the runs that gave no number.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPU test of scripts/processes-summary.py on hand-made samples with known answers: medians over
 rounds per placement and process, the targets computed from them (met and missed), and the
 runs that gave no number.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Data-parallel PyTorch training, unmodified, for `greenctx run`'s semantics check on every GPU:
 one process per GPU (torch.multiprocessing), DistributedDataParallel over NCCL, the model of
 torch_setup.py, each rank training on its own shard (seed 1234 + rank) with labels from one fixed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch CUDA graphs, unmodified, for `greenctx run`'s semantics check: the model of
 torch_train.py, one whole training step (forward, backward, SGD) captured in a CUDA graph with
 torch.cuda.graph after a warm-up on a side stream, as PyTorch's documentation does it, and replayed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What torch_train.py, torch_graphs.py and torch_ddp.py share: torch and a GPU (or the skip code 77
 with the reason), full-precision matmuls, the model (three nn.Linear layers with GELU between them,
 initial weights from seed 0) and one eager training step. Knows nothing of greenctx."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A small PyTorch training loop, unmodified, for `greenctx run`'s semantics check: three
 nn.Linear layers with GELU between them, cross-entropy, SGD; fixed seeds, data made on the GPU by
 a torch.Generator (labels from a fixed random "teacher", so the loss falls). The forward pass runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Two GPUs in one program: `greenctx run` confines each device the program uses (one shared
 // green context per device), and the program must not notice. Devices 0 and 1, each driven by its
 // own thread at the same time: kernels and the legacy/blocking stream order on each device; peer

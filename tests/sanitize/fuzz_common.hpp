@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets share: the input as text, and the rule that a parser either gives a
 // result or throws request_error with a message; anything else (another exception, a crash, a
 // sanitizer report) ends the run as a finding.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compat layer's argument checks over no driver (the process is pointed at a libcuda that does
 // not exist): the input is a sequence of calls with arbitrary arguments (resources of random bytes,
 // group parameter arrays, counts, flags, device ordinals, and handles that are null, forged or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The compat layer's calls that take an enum, made from C: a C caller may pass any int as the enum
  * (C++ may not form such a value, so fuzz_compat.cpp calls these with the input's ints). */
 #include <greenctx/cuda_compat.h>

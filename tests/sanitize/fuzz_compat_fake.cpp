@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compat layer over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of 132 SMs in
 // units of 8), where calls can succeed: the input is a sequence of calls on what earlier calls
 // made (device resources, split groups, descriptors, contexts, streams), each argument taken as

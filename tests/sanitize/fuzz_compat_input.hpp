@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the compat layer's fuzz targets share (fuzz_compat.cpp over no driver, fuzz_compat_fake.cpp
 // over the tests' fake driver): the input read as call arguments, and the calls that take an enum,
 // made from C (fuzz_compat_enums.c) so that they can pass any int.

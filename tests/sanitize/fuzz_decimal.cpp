@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_decimal and decimal_problem against a reference written here: digits only, no overflow,
 // and decimal_problem is empty exactly when the value is read and within the range.
 #include "fuzz_common.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parser of `--device all|N|N,M` (bench, info, verify, tune --comm) on the input as text, and
 // what it gives checked against a driver's count of GPUs (resolve_device_list) and as the one GPU
 // of a one-GPU command (one_device). A list is "all" (nullopt) only for the text "all"; otherwise

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_group_params: a result is a non-empty list whose fields written back in the CLI's syntax
 // parse to the same list; the rules (apply_group_defaults on an H200's limits) then either accept
 // the groups or refuse them with a message, and every accepted group has no sm_count problem

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_layouts on the input's lines: a result names each layout canonically ("all" or the
 // request's to_string()), no two alike, and each name parses back to the same layout. Then the
 // pool's common piece on an H200 and on an Ampere GPU: none, or one that is at least the minimum

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_partition_request: a result has positive counts, "rest" at most once and last (the
 // struct's flag), and its to_string() parses back to the same request.
 #include "fuzz_common.hpp"

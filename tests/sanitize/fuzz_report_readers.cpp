@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The readers behind --from and behind the answers of bench comm's children, on any bytes that
 // parse as JSON: the report model's reader of records (every command writes records), and a comm
 // child's point. Each either gives a value or refuses with nlohmann::json::exception (the CLI turns

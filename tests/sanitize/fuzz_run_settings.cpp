@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preload library's settings (tools/preload/settings.cpp) from any environment of greenctx
 // run's protocol: the input is the variables' values separated by NUL bytes, in the order below (a
 // value past the input's end is unset). What must hold: a malformed value leaves the library

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parser of SM-count lists (scale's --sms, bench's --comm-sms and --shrink-to) on the input as
 // text, under each option's rules. A result is not empty, each count is from 1 to the rules' most,
 // none twice, in increasing order where the rules ask it, and the counts written back with commas

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # cuda_compat.h with CUDA 13.1+ headers routes the 13.1 functions to greenctx (CPU tier, ctest
 # cpu.toolkit.routing): guide-style programs compiled with such a toolkit's nvcc must call
 # greenctx_cuda*, never cudart's own 13.1 functions, which fail on older drivers (cudart 13.5's

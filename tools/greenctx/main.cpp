@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx: show, verify and demonstrate SM partitioning with CUDA green contexts.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "commands/verify/processes.hpp"
 
@@ -15,6 +17,44 @@ bool is_subcommand(CLI::App &app, const std::string &name) {
   return false;
 }
 
+// greenctx help [COMMAND]: the help of the app or of one command, as --help prints it.
+void add_help(CLI::App &app, action &run) {
+  auto *cmd = app.add_subcommand("help", "Show the help of greenctx or of one command");
+  auto name = std::make_shared<std::string>();
+  cmd->add_option("COMMAND", *name, "The command whose help to show");
+  cmd->footer("Exit codes: 0 ok; 2 no such command.");
+  cmd->callback([&app, name, &run] {
+    run = [&app, name] {
+      if (name->empty()) {
+        std::fputs(app.help().c_str(), stdout);
+        return static_cast<int>(exit_ok);
+      }
+      if (!is_subcommand(app, *name) || app.get_subcommand(*name)->get_group().empty()) {
+        print_error("help: no command '" + *name + "' (see greenctx --help)");
+        return static_cast<int>(exit_usage);
+      }
+      std::fputs(app.get_subcommand(*name)->help("greenctx").c_str(), stdout);
+      return static_cast<int>(exit_ok);
+    };
+  });
+}
+
+// greenctx completion bash: the completion script, made from this parser.
+void add_completion(CLI::App &app, action &run) {
+  auto *cmd = app.add_subcommand("completion", "Print a bash completion script for greenctx");
+  auto shell = std::make_shared<std::string>();
+  cmd->add_option("SHELL", *shell, "The shell (bash)")->required()->check(CLI::IsMember({"bash"}));
+  cmd->footer("Example: source <(greenctx completion bash), or save it as "
+              "~/.local/share/bash-completion/completions/greenctx. An installed greenctx has it "
+              "in share/bash-completion/completions/.\nExit codes: 0 ok; 2 a shell other than bash.");
+  cmd->callback([&app, &run] {
+    run = [&app] {
+      std::fputs(bash_completion(app).c_str(), stdout);
+      return static_cast<int>(exit_ok);
+    };
+  });
+}
+
 } // namespace greenctx::cli
 
 int main(int argc, char **argv) try {
@@ -22,12 +62,13 @@ int main(int argc, char **argv) try {
   using namespace greenctx::cli;
   CLI::App app{"greenctx: partition a GPU's SMs with CUDA green contexts"};
   app.name("greenctx");
+  app.formatter(wrapping_formatter()); // before the commands: each takes it when added
   app.require_subcommand(0, 1);
-  app.footer("Exit codes: 0 ok; 1 a verification check failed; 2 bad input (flags, split, counts,\n"
-             "GPU ordinal, preload library); 3 no NVIDIA driver or no GPU; 4 the driver lacks a\n"
-             "needed feature (or greenctx its preload library); 5 another CUDA error. Past its\n"
-             "checks, greenctx run exits as the program does (126/127: it cannot be executed or\n"
-             "found). Every number is decimal: 016 is 16; 0x10, -1 and 1e3 are refused.");
+  app.set_version_flag("-V,--version", version_line(), "Print greenctx's version and commit");
+  app.footer("Each command's --help (or greenctx help COMMAND) says what its exit codes mean; for "
+             "all: 0 ok, 2 bad input, 3 no NVIDIA driver or no GPU, 4 the driver lacks a needed "
+             "feature, 5 another CUDA error. Every number is decimal: 016 is 16; 0x10, -1 and 1e3 "
+             "are refused.");
   action run;
   add_info(app, run);
   add_verify(app, run);
@@ -39,13 +80,14 @@ int main(int argc, char **argv) try {
   add_mps(app, run);
   add_tune(app, run);
   add_verify_piece(app, run);
+  add_help(app, run);
+  add_completion(app, run);
 
   // CLI11 reports an unknown first word as an unexpected argument; name it as a subcommand.
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     print_error(std::string("unknown subcommand '") + argv[1] +
-                "': the subcommands are info, verify, split, run, scale, mps, demo, bench and tune "
-                "(see "
-                "greenctx --help)");
+                "': the commands are info, verify, split, run, scale, mps, demo, bench, tune, help "
+                "and completion (see greenctx --help)");
     return exit_usage;
   }
   try {
@@ -64,7 +106,8 @@ int main(int argc, char **argv) try {
   if (!run) {
     std::fputs(app.help().c_str(), stderr);
     print_error(
-        "a subcommand is required: info, verify, split, run, scale, mps, demo, bench or tune");
+        "a command is required: info, verify, split, run, scale, mps, demo, bench, tune, help or "
+        "completion");
     return exit_usage;
   }
   try {

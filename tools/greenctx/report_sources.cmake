@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CLI's pure code (the report model and every command's record, the SM-list options), as
 # paths under tools/greenctx: the library greenctx_cli_report here, and the sanitizer tier's build
 # of the same code with the process module (tests/sanitize/CMakeLists.txt).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The confined contexts: one green context per confined device, shared by every thread of the
 // program, standing for the device's primary context; and one green context per cuCtxCreate.
 //

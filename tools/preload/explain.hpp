@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Explanations of CUDA errors that confinement causes: said once on stderr, beside CUDA's own
 // error (which the program gets unchanged, as it would on a GPU of N SMs).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hooks of libgreenctx_preload.so and the three ways a program reaches them: as symbols
 // (programs linked with -lcuda; assembler trampolines with the driver's names), through
 // cuGetProcAddress (how the CUDA runtime fetches every driver function), and through dlsym (how

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "piece.hpp"
 
 #include "real_driver.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A piece of a split ("16,rest" piece 1) for `greenctx run --split S --piece I`: the SMs a process
 // confined to that piece runs on, made as greenctx's library makes the partitions of `greenctx
 // verify S` (plan_partitions and the heterogeneous-split planner of src/plan/), over raw driver

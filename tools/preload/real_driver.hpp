@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real CUDA driver under the hooks: libcuda.so.1 opened by hand, its cuGetProcAddress found
 // with the real dlsym (the library's own dlsym is a hook), and the functions the preload library
 // itself calls, each fetched once at the version that introduced its ABI.

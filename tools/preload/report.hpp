@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `greenctx run` asked for (the environment of tools/run_protocol.hpp) and what the library
 // tells back: problems on stderr as they happen, one report line per process, and the summary
 // printed by the process `greenctx run` became.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings of `greenctx run`'s protocol (tools/run_protocol.hpp) read from the environment:
 // pure code (no driver, no global state), so that the CPU tests and the fuzz target of
 // tests/sanitize/ can give it any environment.

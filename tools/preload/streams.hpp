@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stream semantics a green context lacks, emulated on the confined contexts:
 //
 // - Blocking streams. Inside a green context every stream is non-blocking (streams created with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurements behind split_groups' cluster proofs (core/group_split.hpp): how many clusters a
 // group's SMs run at once, when no driver promise backs its coscheduledSmCount (pieces of
 // IgnoreSmCoscheduling splits, pieces larger than the device's co-scheduled alignment, splits of

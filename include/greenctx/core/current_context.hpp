@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Making an execution context current for code that reads the calling thread's current context.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resource descriptors: what a green context is made from (pieces of a split, and on 13.1 drivers
 // a work-queue configuration), with an id for their content.
 #pragma once

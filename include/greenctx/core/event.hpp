@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: `event_ref` refers to a CUevent, `event` owns one.
 #pragma once
 

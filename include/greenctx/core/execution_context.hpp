@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Execution contexts: the primary context of a device, or a green context bound to a set of SMs.
 //
 // `execution_context_ref` is a non-owning, trivially copyable reference to either kind;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) for every driver from 12.4 up.
 //
 // Groups are made left to right from the SMs still free, each with its own size and co-scheduled

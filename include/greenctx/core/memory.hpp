@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device memory owned by greenctx objects and benchmarks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a context's SMs can co-schedule: thread-block clusters, measured with the driver's
 // occupancy calculator on a stream of the context (so a green context's SMs are what counts).
 #pragma once

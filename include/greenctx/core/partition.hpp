@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A set of disjoint SM partitions, each with its own green context, made from one split.
 #pragma once
 

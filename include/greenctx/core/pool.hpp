@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pool of SM layouts on one device, made once, switched at run time without a driver call.
 //
 // Re-creating green contexts to repartition a GPU is not viable on driver 580: cuGreenCtxCreate

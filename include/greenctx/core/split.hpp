@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splitting an SM resource into equal groups (split by count); descriptors of the pieces are in
 // descriptor.hpp, groups of different sizes in group_split.hpp.
 #pragma once

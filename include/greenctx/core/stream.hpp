@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: `stream_ref` refers to a CUstream, `stream` owns one.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a stream is created (execution_context_ref::create_stream).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the loaded CUDA driver is, and which green-context features it has.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive measurement (`greenctx bench adaptive`): background work whose partition shrinks
 // around each arrival of critical work, against the same background held on its static partition.
 //

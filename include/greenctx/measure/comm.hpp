@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The communication measurement (`greenctx bench comm`): how fast an NCCL all-reduce over every
 // GPU runs while a cuBLAS GEMM loop fills each GPU, per mode of sharing the SMs: the all-reduce on
 // a k-SM green context of each GPU with the GEMM on the rest (checked to stay on its k SMs), or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contention measurement (`greenctx bench latency`, `greenctx demo`): the latency of critical
 // work while background work fills the GPU, under several placements (alone, sharing the GPU, with
 // stream priorities, in green contexts), and the background's throughput in each. Measured like a

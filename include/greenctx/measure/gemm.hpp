@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A cuBLAS GEMM as a workload (bench's GEMM critical and background work, the communication
 // sweep's compute): cuBLAS is opened at run time like the driver, so nothing links it.
 #pragma once

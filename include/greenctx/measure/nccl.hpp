@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL, opened at run time (nothing is linked or vendored), for the communication measurement
 // (comm.hpp, `greenctx bench comm`): the library found, and one communicator per GPU of one
 // process with the few operations the measurement launches.
@@ -15,8 +16,9 @@
 
 namespace greenctx::measure {
 
-/// Where NCCL was found, or why not: GREENCTX_NCCL_LIBRARY, then libnccl.so.2 on the loader's
-/// path, then torch's wheel (site-packages/nvidia/nccl/lib/libnccl.so.2, found by asking python3).
+/// Where NCCL was found, or why not: GREENCTX_NCCL_LIBRARY (a path), then libnccl.so.2 on the
+/// loader's path. The library looks nowhere else; the Python package's greenctx command sets
+/// GREENCTX_NCCL_LIBRARY to the NCCL of an installed NVIDIA wheel (torch's).
 /// Loaded once per process; thread-safe.
 struct nccl_library {
   bool loaded = false;

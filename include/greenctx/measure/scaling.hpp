@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scaling: how the time of one piece of work changes with the SMs it may use. The caller's
 // workload runs alone on a green context of each SM count, with warm-up and samples taken in
 // interleaved rounds; per count the result holds the distribution of its time, its speed-up over

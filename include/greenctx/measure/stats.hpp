@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Order statistics of samples: what every measurement reports of its series (pure code).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Choosing a split by measurement: the critical work on N SMs, the background on the rest, for
 // the sizes this GPU can make, measured with both running (the contention measurement's green
 // placement), and the N that meets an objective with the most background throughput.

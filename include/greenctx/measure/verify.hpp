@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Verifying partitions on the hardware: a probe kernel that records %smid per block, and the
 // check of where each partition's kernels ran (the pure checks are greenctx/plan/verify_check.hpp).
 #pragma once

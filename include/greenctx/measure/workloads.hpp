@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Workloads: the built-in kernels, whose size and duration you choose so that what a partition
 // does to them is easy to see (namespace greenctx: spin, timed spin and work, SM fill, stream copy,
 // the launch hold), and, for the measurements, callables that launch their work on the stream they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole numbers as people type them: decimal digits and nothing else. One rule for every list of SM
 // counts ("16,rest", scale's --sms), every integer option of the CLI (through cli::decimal,
 // cli_common.hpp) and every entry of a list the CLI parses itself (run's --device), so that

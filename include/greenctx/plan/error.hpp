@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors thrown by greenctx.
 //
 // Two exception types: `greenctx::error` for anything a driver call or a request rejected (it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arithmetic of SM partitions: minimum partition size, alignment and how a requested SM count
 // becomes the count the driver hands out. Pure code: no driver, no GPU.
 #pragma once

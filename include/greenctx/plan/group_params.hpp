@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules of CUDA 13.1's heterogeneous split (cudaDevSmResourceSplit) for each group's
 // parameters: defaults, validity, and explanations that name the broken rule and the nearest valid
 // requests. Pure code: no driver. The split itself (which SMs each group gets) is the driver's or,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The planner of the heterogeneous split (cudaDevSmResourceSplit): how groups of different sizes
 // and co-scheduled units are made from split-by-count pieces, with the driver abstracted behind
 // `split_backend` so that it runs and is tested on the CPU. The driver-backed split_groups is in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Planning a set of disjoint SM partitions ("16,rest", "8,8,rest") from one split by count.
 // Pure code: parsing, rounding and the choice of the piece, with explanations. The pieces each
 // partition takes are assigned by the heterogeneous-split planner (group_plan.hpp), to which a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layouts of a pool (greenctx/core/pool.hpp) as text: parsing, naming and duplicate checks.
 // Pure code, tested on the CPU.
 #pragma once

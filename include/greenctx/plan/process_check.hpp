@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checks of `greenctx verify --processes`, on what the pieces' processes measured: pure code,
 // tested on the CPU. One process per piece of a split, each under `greenctx run --split S
 // --piece I`, fills its piece alone with blocks that each hold half an SM for a known time (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SM resources: a set of SMs as the driver describes it (the whole device, one piece of a split,
 // or what a context holds). A plain value: copy it freely; it owns nothing.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Advice for a heterogeneous split that cannot be made: what the device's co-scheduled units
 // allow, and nearby requests that the planner can make on it. Pure code: the driver is behind
 // split_backend (core/group_split.hpp has the driver-backed split_advice).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checks of a verification run, on SM usage already measured: pure code, tested on the CPU.
 // The measurement itself (greenctx/measure/verify.hpp) runs a probe on the GPU.
 #pragma once

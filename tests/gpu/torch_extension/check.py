@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GPU check: a PyTorch C++ extension built with torch's own cpp_extension that includes
 greenctx/greenctx.hpp (C++20), makes a 16,rest partition set and runs a torch matmul on each
 piece's stream. The products must equal torch's plain matmul on the same inputs, and the pieces

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A PyTorch C++ extension that uses greenctx's C++ API: it keeps a partition set of one
 // split, and runs a matmul on a stream of one of its pieces through torch's own stream machinery
 // (c10::cuda::getStreamFromExternal and a stream guard), so the op runs on that piece's SMs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The consumer's CUDA file: greenctx's C++ headers included from a .cu file compiled by nvcc, with
 // whatever standard the package gives it (nvcc's own default is C++17, which the headers refuse).
 // It uses the API from host code and defines a kernel that is launched on a greenctx stream.

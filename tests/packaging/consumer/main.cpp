@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program outside greenctx that uses it as an installed or embedded package: the packaging tests
 // build it with find_package, with pkg-config and with add_subdirectory, then run it.
 //

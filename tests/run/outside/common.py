@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the programs of tests/run/outside share: the skip code (77, with a one-line reason on
 stderr), diagnostics on stderr, and --smid-out files. Knows nothing of greenctx."""
 import sys

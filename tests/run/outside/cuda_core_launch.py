@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cuda.core, unmodified: a C++ kernel compiled at run time by NVRTC (cuda.core's Program), loaded
 and launched with cuda.core's launch() on a stream of its own, on memory from Device.allocate;
 results copied back through pinned host memory. The kernel hashes integers and records each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CUDA IPC between two processes, with CuPy: the parent allocates a device buffer (cudaMalloc)
 and hands its cudaIpcMemHandle to a child process; the parent then runs a kernel that spins
 200 ms before it writes the buffer, records an interprocess event and hands that over too; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CuPy, unmodified: a RawKernel (integer hashing of a ring; each block records its %smid), an
 ElementwiseKernel, a cuBLAS matmul of small integers in fp32 (exact whatever kernel cuBLAS picks
 for the SM count it is told) and a cuFFT round trip of integers. Integers are printed exactly; the

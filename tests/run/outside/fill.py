@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Is a framework's work confined to the SMs the device says it has? A check that needs no SM
 ids: a spin kernel (CuPy, on a non-blocking stream of its own) fills every SM the program is told
 the device has, as many 1024-thread blocks as an SM holds times cudaDevAttrMultiProcessorCount,

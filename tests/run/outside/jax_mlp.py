@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """JAX, unmodified: a jit-compiled training step (value_and_grad, SGD) of a small MLP, 10 steps on
 data made by numpy on the CPU (seeded), matmuls at full fp32 precision (no TF32); then a bf16
 matmul of small integers with fp32 results, which is exact whatever kernel XLA picks. Prints the

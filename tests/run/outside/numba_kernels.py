@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """numba-cuda, unmodified: @cuda.jit kernels on device arrays and a stream of numba's own (an
 integer axpy, a histogram with atomics, a block reduction in shared memory) and numba's
 cuda.reduce; every result is an integer, printed exactly and checked against numpy. The axpy is

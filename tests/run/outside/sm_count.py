@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What Python frameworks read for the SM count: torch (multi_processor_count), CuPy (the
 runtime attribute, the properties, Device.attributes), numba (MULTIPROCESSOR_COUNT), Triton (its
 driver's get_device_properties), JAX (core_count) and cuda.core (DeviceProperties). Each route

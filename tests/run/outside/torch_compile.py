@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch.compile, unmodified: a small MLP (Linear, GELU, LayerNorm) compiled by the default
 inductor backend (Triton kernels, cuBLAS for the matmuls), trained 20 steps with SGD and momentum,
 forward and backward through the compiled graphs. Data and initial weights come from seeded CPU

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """transformers, unmodified: a GPT-2 built from a config object (2 layers, 4 heads, 128 wide, a
 vocabulary of 512; nothing downloaded), random initial weights from a fixed seed (made on the
 CPU), dropout off, 30 AdamW training steps on seeded token batches that count up, then greedy

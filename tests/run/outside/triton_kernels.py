@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Triton, unmodified: @triton.jit kernels on torch tensors: a masked vector add of integers in
 fp32 (exact) and a row softmax (one program per row, tl.max / tl.exp / tl.sum). Results are
 summed on the CPU in float64 and compared with torch on the CPU; the softmax's checksum is

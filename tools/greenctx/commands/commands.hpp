@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands, one folder each under commands/. Each registers itself on the app and, when
 // chosen, sets `run` to the function that does the work (called by main inside the error handler).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commit greenctx was built from, for the environment of every result it records.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copying a child's stdout through greenctx while keeping it (greenctx scale --metric regex: and
 // json:, which read the figure from what the program prints): the program writes to a pipe,
 // greenctx copies each piece to its own stdout as it comes and keeps the text.

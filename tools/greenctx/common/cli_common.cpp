@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/cli_common.hpp"
 
 #include "common/build_commit.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the greenctx command-line tool: exit codes, error reporting, small formatters.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU clocks read through NVML (opened at run time; read only, never set).
 #pragma once
 

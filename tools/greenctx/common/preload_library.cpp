@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/cli_common.hpp"
 #include "common/run_child.hpp"
 
@@ -9,6 +10,7 @@
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace greenctx::cli {
 namespace {
@@ -50,20 +52,30 @@ std::string preload_library() {
     usable_in_ld_preload(resolved, std::string(protocol::env_preload) + " resolves to");
     return resolved;
   }
+  // Beside the binary (a build tree), in the install's library folder (baked in at configure
+  // time: CMAKE_INSTALL_LIBDIR relative to CMAKE_INSTALL_BINDIR), in the usual ones of other
+  // layouts (lib, lib64, Debian's lib/<triplet>; the wheel's greenctx/lib), or in the build
+  // tree's preload folder.
   const std::string here = directory_of_self();
-  for (const std::string &candidate :
-       {here + "/libgreenctx_preload.so", here + "/../lib/libgreenctx_preload.so",
-        here + "/../preload/libgreenctx_preload.so"}) {
+  std::vector<std::string> folders{here, here + "/" GREENCTX_INSTALL_LIBDIR_FROM_BINDIR,
+                                   here + "/../lib", here + "/../lib64"};
+  if (*GREENCTX_LIBRARY_ARCHITECTURE)
+    folders.push_back(here + "/../lib/" GREENCTX_LIBRARY_ARCHITECTURE);
+  folders.push_back(here + "/../preload");
+  std::string searched;
+  for (const std::string &folder : folders) {
+    const std::string candidate = folder + "/libgreenctx_preload.so";
     char resolved[PATH_MAX];
     if (access(candidate.c_str(), R_OK) == 0 && realpath(candidate.c_str(), resolved)) {
       usable_in_ld_preload(resolved, "the preload library");
       return resolved;
     }
+    searched += (searched.empty() ? "" : ", ") + folder;
   }
   throw error(CUDA_ERROR_NOT_SUPPORTED, api,
-              "libgreenctx_preload.so, which greenctx run and scale need, was not found beside " +
-                  here + "/greenctx, in ../lib or in ../preload: reinstall greenctx, or set " +
-                  protocol::env_preload + " to the library");
+              "libgreenctx_preload.so, which greenctx run and scale need, is in none of " +
+                  searched + ": reinstall greenctx, or set " + protocol::env_preload +
+                  " to the library");
 }
 
 void check_preload_loads(const std::string &path) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting, watching and ending child processes: the one place the CLI forks. Used by `greenctx
 // run` (the request checked in a child, then exec), `greenctx scale` (each run a child),
 // `verify --processes` (one child per piece, spoken to through pipes), `bench --comm` (each

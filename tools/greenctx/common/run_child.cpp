@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/run_child.hpp"
 #include "common/child_tee.hpp"
 #include "common/cli_common.hpp"

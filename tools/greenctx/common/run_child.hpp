@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running an unmodified program confined to N SMs (greenctx run, greenctx scale): the preload
 // library (tools/preload) confines the program's CUDA work; the CLI only checks the request, sets
 // the environment of tools/run_protocol.hpp and starts the program. `greenctx run` becomes the

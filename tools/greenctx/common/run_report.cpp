@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/run_report.hpp"
 #include "common/cli_common.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report file of the preload library (tools/run_protocol.hpp): the CLI creates it, each
 // process of the program appends one JSON line to it, and the CLI reads the lines back, summed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "common/sm_list_option.hpp"
 
 #include <greenctx/plan/decimal.hpp>

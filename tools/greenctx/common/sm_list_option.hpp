@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lists of SM counts typed on the command line (scale's --sms, bench's --comm-sms and
 // --shrink-to): one parser, one set of messages, each option with its own rules. Pure code.
 #pragma once

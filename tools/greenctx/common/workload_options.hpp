@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in workloads' options, shared by `greenctx bench` and `greenctx tune`: which critical
 // and background work, and their sizes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading what a child process answers in JSON (bench comm's children, verify --processes'
 // pieces): whole numbers checked, never rounded or wrapped.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "report/output.hpp"
 
 #include <greenctx/plan/error.hpp>
@@ -59,17 +60,13 @@ bool json_replaces_text(const std::string &path) noexcept {
   return path == stdout_path;
 }
 
-void add_json_option(CLI::App &cmd, std::string &path) {
-  cmd.add_option("--json", path,
-                 "Write the result as JSON to FILE, or print it instead of the text with - or no "
-                 "FILE")
-      ->expected(0, 1)
-      ->default_str(stdout_path)
-      ->type_name("[FILE]");
+void add_json_option(CLI::App &cmd, std::string &path, const std::string &what) {
+  cmd.add_option("--json", path, "Write " + what + " as JSON to FILE (-: print it instead of the text)")
+      ->type_name("FILE");
 }
 
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help) {
-  cmd.add_option("--json", opt.json, help.json + " (-: print it instead of the report)");
+  add_json_option(cmd, opt.json, help.json);
   cmd.add_option("--csv", opt.csv, help.csv);
   cmd.add_option("--svg", opt.svg, help.svg);
   cmd.add_option("--markdown", opt.markdown, help.markdown);
@@ -77,7 +74,7 @@ void add_output_options(CLI::App &cmd, output_options &opt, const output_help &h
 }
 
 void add_record_options(CLI::App &cmd, output_options &opt, const std::string &csv_table) {
-  add_json_option(cmd, opt.json);
+  add_json_option(cmd, opt.json, "the result");
   cmd.add_option("--markdown", opt.markdown, "Write the report as markdown to FILE");
   cmd.add_option("--csv", opt.csv, "Write " + csv_table + " as CSV to FILE");
   cmd.add_option("--from", opt.from,
@@ -86,9 +83,17 @@ void add_record_options(CLI::App &cmd, output_options &opt, const std::string &c
 
 void check_argument_or_from(const std::string &command, const char *name, const std::string &value,
                             const output_options &opt) {
-  if (opt.from.empty() && value.empty())
+  if (opt.from.empty() && value.empty()) {
+    // `--json 16,rest` takes the split as its FILE: say so rather than only that SPLIT is missing.
+    const bool json_took_it = !opt.json.empty() && !json_replaces_text(opt.json) &&
+                              opt.json.find_first_of("/.") == std::string::npos;
     reject(command,
-           fmt::format("{} is required (or --from FILE, to report a saved result again)", name));
+           fmt::format("{} is required (or --from FILE, to report a saved result again){}", name,
+                       json_took_it ? fmt::format("; --json takes a FILE and took '{}': write "
+                                                  "--json - to print the JSON, --json FILE to save it",
+                                                  opt.json)
+                                    : ""));
+  }
   if (!opt.from.empty() && !value.empty())
     reject(command,
            fmt::format("--from FILE reports a saved result again: give no {} ('{}')", name, value));

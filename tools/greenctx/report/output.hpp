@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How every command's results leave it: each command builds one record of the report model
 // (report/record.hpp) and prints it here (print_record), and --from reads one back (read_record).
 // Each JSON document carries "kind" ("greenctx.bench") and "schema" (the record's), and `--json
@@ -16,9 +17,9 @@
 
 namespace greenctx::cli {
 
-/// Adds --json [FILE] to a command that prints one result (info, verify, split): FILE, or the
-/// JSON on stdout instead of the text with `-` or no value (the older spelling `--json`).
-void add_json_option(CLI::App &cmd, std::string &path);
+/// Adds --json FILE, the same on every command: `what` ("the result") as JSON to FILE, or on
+/// stdout instead of the text with `-`.
+void add_json_option(CLI::App &cmd, std::string &path, const std::string &what);
 
 /// Whether --json `path` ("-") prints the JSON on stdout in place of the text.
 bool json_replaces_text(const std::string &path) noexcept;
@@ -32,7 +33,7 @@ struct output_options {
   std::string json, csv, svg, markdown, from;
 };
 
-/// What each option's --help says for one command.
+/// What each option's --help says for one command (json: what the JSON holds, "the record").
 struct output_help {
   std::string json, csv, svg, markdown, from;
 };
@@ -40,7 +41,7 @@ struct output_help {
 /// Adds --json, --csv, --svg, --markdown and --from FILE to `cmd`, bound to `opt`.
 void add_output_options(CLI::App &cmd, output_options &opt, const output_help &help);
 
-/// Adds the outputs of a command whose record draws no figure (info, verify, split): --json [FILE]
+/// Adds the outputs of a command whose record draws no figure (info, verify, split): --json FILE
 /// as add_json_option, --markdown FILE, --csv FILE (`csv_table` says what it holds: "the GPUs'
 /// table") and --from FILE (a result saved with --json, printed again), bound to `opt`.
 void add_record_options(CLI::App &cmd, output_options &opt, const std::string &csv_table);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record's text, markdown and CSV renderings.
 #include "report/record.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report model: every result a command prints is one record (its kind, schema, environment,
 // configuration, named values and tables of series, each number with its unit, and the figures
 // to draw), rendered by one printer per format (text, markdown, CSV, JSON, SVG) and read back from

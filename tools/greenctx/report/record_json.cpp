@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record's JSON, and the one reader of it (--from).
 #include "report/record.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record's SVG: one chart per figure (lines, bars or boxes), stacked under the title and the
 // environment.
 #include "report/record.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's order statistics (greenctx/measure/stats.hpp), by the names the CLI's reports use.
 #pragma once
 

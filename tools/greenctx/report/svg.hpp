@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one SVG writer of the CLI's plots (bench and scale): a document of text, lines, rectangles,
 // polylines and circles, with the pieces both plots draw (heading, axis ticks, a series of
 // points). Text is escaped here; coordinates are written with one decimal.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tables of the CLI's reports, the same way for every command: aligned text for the terminal,
 // markdown, and CSV. A command turns its data into rows of cells; these functions lay them out.
 #pragma once

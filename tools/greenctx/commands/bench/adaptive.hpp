@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `greenctx bench adaptive` (`--adaptive`): the library's adaptive measurement
 // (greenctx/measure/adaptive.hpp: the policies, the schedule, the verdicts and the measurement)
 // of bench's critical kernel beside the built-in chunked streaming copy, with the options that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --adaptive: options, the record and the files written before it (pure code); the
 // policies, their schedule and the verdicts are the library's (greenctx/measure/adaptive.hpp).
 #include "commands/bench/adaptive.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement of `greenctx bench adaptive`: the library's (measure::measure_adaptive) with
 // bench's critical kernel and the built-in chunked copy (see commands/bench/adaptive.hpp).
 #include "commands/bench/adaptive.hpp"

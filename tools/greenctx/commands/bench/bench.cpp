@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench: latency isolation under contention, measured like a benchmark tool.
 #include "commands/bench/adaptive.hpp"
 #include "common/clocks.hpp"
@@ -7,6 +8,7 @@
 #include "commands/bench/latency_record.hpp"
 #include "common/workload_options.hpp"
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "report/output.hpp"
 
@@ -218,11 +220,10 @@ void add_bench(CLI::App &app, action &run) {
       ->capture_default_str();
   add_output_options(
       *cmd, opt->output,
-      {"Write everything, raw samples included, to this file",
+      {"everything, raw samples included",
        "Write the raw samples to this file (comm: one line per mode and size)",
        "Write the plots to this file", "Write the report as markdown to this file too",
-       "Measure nothing: report a run saved with --json again (its text, --csv, --svg; files "
-       "written before the report model are converted)"});
+       "Measure nothing: report a run saved with --json again (its text, --csv, --svg)"});
   cmd->add_flag(
       "--comm", opt->comm,
       "Instead of the latency bench: an NCCL all-reduce over every GPU (2 or more) next "
@@ -288,6 +289,7 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
+  cmd->footer(exit_footer("with --check-targets: a target was missed"));
   cmd->callback([opt, cmd, &run] {
     // MODE names the bench; --adaptive and --comm are the older spelling of two of them.
     if (!opt->mode.empty()) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: how many SMs an NCCL all-reduce needs while a GEMM loop fills the rest.
 // The plan, the records and the report are pure code (CPU-tested); the measurement of a list of
 // modes is the library's (greenctx/measure/comm.hpp), called in comm_run.cpp, and the child

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/bench/comm_children.hpp"
 #include "common/cli_common.hpp"
 #include "common/process.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: every group of modes in a child process of its own.
 #pragma once
 

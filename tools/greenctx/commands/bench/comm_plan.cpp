@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: the modes of a run, the --sizes and --comm-sms lists, and the answers
 // (pure code).
 #include "commands/bench/comm.hpp"

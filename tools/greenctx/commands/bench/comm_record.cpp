@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: the record of recorded samples, and the files written before it (pure
 // code).
 #include "commands/bench/comm.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: the measurement in the process that runs it, the library's
 // (measure::measure_comm), with the device list, the one-GPU test mode and the JSON the parent
 // reads (see comm_children.cpp).

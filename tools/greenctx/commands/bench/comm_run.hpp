@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench --comm: the measurement, in the process that runs it (see comm_children.cpp).
 #pragma once
 

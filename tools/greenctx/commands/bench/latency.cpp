@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurement of `greenctx bench latency` and of `greenctx demo`.
 #include "commands/bench/latency.hpp"
 #include "common/workload_options.hpp"

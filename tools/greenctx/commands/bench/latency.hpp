@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `greenctx bench latency` (and `greenctx demo`, at demo size) measures: the library's
 // contention measurement (greenctx/measure/contention.hpp) of the built-in workloads the options
 // name, kept with those options for the reports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx bench (latency): the targets, and the run as a record.
 #include "commands/bench/latency_record.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `greenctx bench` (latency) shows its results: its targets, and the run as a record of the
 // report model (report/record.hpp), which every format renders and --from reads back.
 #pragma once

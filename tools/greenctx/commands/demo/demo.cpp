@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx demo: the main job. Info, a verified 16/rest split, and a short version of the guide's
 // section 4.6.7 experiment: how long a small critical kernel takes while a long kernel fills the
 // GPU, with and without green contexts.
 #include "commands/bench/latency.hpp"
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "commands/verify/verify.hpp"
 #include "report/table.hpp"
@@ -149,6 +151,7 @@ void add_demo(CLI::App &app, action &run) {
   cmd->add_option("--critical-sms", opt->critical_sms, "SMs of the critical partition")
       ->transform(decimal(1, 4096))
       ->capture_default_str();
+  cmd->footer(exit_footer("the verified split failed its check"));
   cmd->callback([opt, &run] { run = [opt] { return run_demo(*opt); }; });
 }
 

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx info: what the driver and GPU offer for partitioning.
 #include "common/build_commit.hpp"
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "commands/info/info_record.hpp"
 #include "report/output.hpp"
@@ -83,6 +85,7 @@ void add_info(CLI::App &app, action &run) {
       ->check(device_list_check(api))
       ->capture_default_str();
   add_record_options(*cmd, opt->output, "the GPUs' table");
+  cmd->footer(exit_footer(""));
   cmd->callback([opt, &run] { run = [opt] { return run_info(*opt); }; });
 }
 

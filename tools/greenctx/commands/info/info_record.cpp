@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/info/info_record.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `greenctx info` found, as a record of the report model (report/record.hpp): pure code, so
 // that the CPU tests check it.
 #pragma once

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx mps start|stop|status: the MPS control daemon that lets the processes given the pieces
 // of one split (greenctx run --split S --piece I) run side by side instead of time-slicing. It
 // runs NVIDIA's nvidia-cuda-mps-control with the pipe and log folders the user names and says what
 // that changes on the machine. greenctx's own tests never leave a daemon running.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "common/process.hpp"
 
@@ -206,16 +208,21 @@ void add_mps(CLI::App &app, action &run) {
       "mps", "Start, stop or show the MPS control daemon, under which the processes given the "
              "pieces of one split (greenctx run --split S --piece I) run side by side");
   cmd->require_subcommand(1);
+  const std::string footer = exit_footer("stop or status: no daemon answers");
+  cmd->footer(footer);
   auto *start = cmd->add_subcommand("start", "Start the daemon (nvidia-cuda-mps-control -d) with "
                                              "the folders given, and say what that changes");
+  start->footer(footer);
   add_folders(*start, *opt, true);
   start->callback([opt, &run] { run = [opt] { return run_start(*opt); }; });
   auto *stop = cmd->add_subcommand("stop", "Stop the daemon (its 'quit' command); exit 1 when "
                                            "none answers");
+  stop->footer(footer);
   add_folders(*stop, *opt, false);
   stop->callback([opt, &run] { run = [opt] { return run_stop(*opt); }; });
   auto *status = cmd->add_subcommand("status", "Say whether a daemon answers and its servers; "
                                                "exit 1 when none answers");
+  status->footer(footer);
   add_folders(*status, *opt, false);
   status->callback([opt, &run] { run = [opt] { return run_status(*opt); }; });
 }

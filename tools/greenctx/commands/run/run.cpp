@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx run --sms N -- PROGRAM ARGS...: runs an unmodified CUDA program on N SMs (or, with
 // --split S --piece I, on piece I of the split S, so that processes given the pieces of one
 // split run on disjoint SMs). greenctx
@@ -5,6 +6,7 @@
 // that the program is the process: its pid, signals and exit status are those of a plain run. The
 // preload library in it confines its CUDA work and prints the summary when it exits.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "common/process.hpp"
 #include "common/run_child.hpp"
@@ -212,12 +214,13 @@ void add_run(CLI::App &app, action &run) {
       "Two processes on disjoint SMs (start MPS first): greenctx run --split 16,rest --piece 0 "
       "-- ./serve & greenctx run --split 16,rest --piece 1 -- ./train\n"
       "Before anything runs, greenctx checks the program, --device, the preload library (by "
-      "loading it) and --sms on each GPU to confine: exit 2 for bad input, 3 without a driver or "
-      "GPU, 4 when the preload library is missing. Then it execs the program with "
-      "libgreenctx_preload.so in LD_PRELOAD; the program's exit status is greenctx's ({} with "
-      "--strict when a guarantee cannot be kept; 126 or 127 when the program cannot be executed "
-      "or found). Numbers are decimal: 016 is 16.",
-      protocol::exit_strict));
+      "loading it) and --sms on each GPU to confine; then it execs the program with "
+      "libgreenctx_preload.so in LD_PRELOAD.\n{}",
+      exit_footer("", fmt::format("4 also when the preload library is missing. Past its checks "
+                                  "the exit status is the program's ({} with --strict when a "
+                                  "guarantee cannot be kept; 126 when the program cannot be "
+                                  "executed, 127 when its #! interpreter is not found)",
+                                  protocol::exit_strict))));
   cmd->callback([opt, &run] { run = [opt] { return run_run(*opt); }; });
 }
 

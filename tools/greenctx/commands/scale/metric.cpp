@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/scale/metric.hpp"
 
 #include <greenctx/plan/error.hpp>

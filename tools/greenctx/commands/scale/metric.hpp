@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `greenctx scale` measures in each run (--metric): the program's wall time, its GPU phase
 // as the preload library saw it, or a number the program prints on stdout. The option is read and
 // checked before anything runs; each run's figure is then taken from what the run left (its wall

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The results of one `greenctx scale`: every run of the program, its points (SM counts and the
 // unconfined baseline), their summaries and speed-ups.
 // Pure code: tested on any machine.

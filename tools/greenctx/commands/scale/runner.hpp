@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `greenctx scale` runs the program: the warm-ups, then rounds over every point, each run in
 // a child process confined to the point's SMs (run_child), until one run makes the measurement
 // meaningless.

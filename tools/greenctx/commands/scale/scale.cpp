@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx scale [--sms LIST] [--repeat K] [--metric M] -- PROGRAM ARGS...: runs an unmodified
 // program at several SM counts and once unconfined, measures each run (its wall time, its GPU
 // phase, or a number it prints), and reports the figure and its speed-up.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "common/process.hpp"
 #include "report/output.hpp"
@@ -234,7 +236,7 @@ void add_scale(CLI::App &app, action &run) {
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
   add_output_options(*cmd, opt->output,
-                     {"Write everything, every run included, to this file",
+                     {"everything, every run included",
                       "Write the points table (one row per SM count, exact numbers) to this file; "
                       "every run is in the JSON",
                       "Write a plot of the figure and its speed-up against SMs to this file",
@@ -250,9 +252,10 @@ void add_scale(CLI::App &app, action &run) {
       "The default figure, wall, includes the program's start-up (imports, loading, context "
       "creation); the report warns when that may be what the curve shows: the fewest SMs' "
       "median within 1.3x of the unconfined one while the device has 4x as many SMs or more. "
-      "Then measure --metric gpu-time, or a time the program prints. Exit 1 when a run fails, "
-      "gives no figure, or the program never uses CUDA; exit 2 for bad options (a bad --metric "
-      "too), before anything runs.");
+      "Then measure --metric gpu-time, or a time the program prints.\n" +
+      exit_footer("a run failed, gave no figure, or the program never used CUDA (the runs so far "
+                  "are reported)",
+                  "4 also when the preload library is missing"));
   cmd->callback([opt, sms, cmd, metric, unit, higher, lower, &run] {
     opt->sms_given = sms->count() > 0;
     opt->metric_unit_given = unit->count() > 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `greenctx scale` shows its results: as a record of the report model, which every format
 // renders (report/record.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/scale/sm_list.hpp"
 #include "common/sm_list_option.hpp"
 

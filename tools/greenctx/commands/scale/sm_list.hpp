@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which SM counts `greenctx scale` runs at: the --sms list, read and checked against the counts a
 // split can give. Pure code: no driver.
 #pragma once

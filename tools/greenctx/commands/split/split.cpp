@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx split REQUEST: CUDA 13.1's heterogeneous split (group parameters), real or dry run.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "report/output.hpp"
 #include "commands/split/split_record.hpp"
@@ -91,6 +93,7 @@ void add_split(CLI::App &app, action &run) {
   cmd->add_flag("--dry-run", opt->dry_run,
                 "Only compute the groups (result NULL): no green contexts, no checks");
   add_record_options(*cmd, opt->output, "the groups' table");
+  cmd->footer(exit_footer("a check of the groups on the hardware failed"));
   cmd->callback([opt, &run] { run = [opt] { return run_split(*opt); }; });
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/split/split_record.hpp"
 
 #include <greenctx/plan/group_params.hpp>

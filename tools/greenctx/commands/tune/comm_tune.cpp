@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/tune/comm_tune.hpp"
 
 #include "common/cli_common.hpp"

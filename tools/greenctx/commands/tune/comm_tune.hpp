@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx tune --comm: bench --comm's all-reduce as the critical work and its GEMM loop as the
 // background, on every GPU, with the split chosen by tune's searches (measure::run_tune). Every
 // measurement runs in a child process of its own, as bench --comm's do (comm_children.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx tune: choose the split by measurement (greenctx::measure::tune) for bench's built-in
 // workloads, or with --comm for the all-reduce beside a GEMM loop on every GPU
 // (commands/tune/comm_tune.hpp), and print the curve, the choice and the --sms/split string to use.
@@ -6,6 +7,7 @@
 #include "commands/tune/comm_tune.hpp"
 #include "common/workload_options.hpp"
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "report/output.hpp"
 #include "common/sm_list_option.hpp"
@@ -217,7 +219,7 @@ void add_tune(CLI::App &app, action &run) {
                 "Time each critical sample from the event before its launch, launch time "
                 "included (default: held until enqueued, so that only device time counts)");
   add_output_options(*cmd, opt->out,
-                     {"Write the record as JSON to FILE", "Write the measured curve as CSV to FILE",
+                     {"the record", "Write the measured curve as CSV to FILE",
                       "Write the curve's plots as SVG to FILE",
                       "Write the report as markdown to FILE",
                       "Report a saved tune JSON again (any format above) without measuring"});
@@ -232,6 +234,7 @@ void add_tune(CLI::App &app, action &run) {
       ->transform(decimal(1, 86400))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
+  cmd->footer(exit_footer("no split meets the objective (the closest is shown)"));
   cmd->callback([opt, cmd, &run] {
     for (const char *name : {"--background", "--critical", "--rounds", "--gap-us", "--no-hold"})
       if (cmd->get_option(name)->count() > 0)

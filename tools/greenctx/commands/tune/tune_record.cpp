@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/tune/tune_record.hpp"
 
 #include <fmt/format.h>

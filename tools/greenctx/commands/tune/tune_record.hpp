@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx tune's report: a tune result as the report model's record (report/record.hpp).
 #pragma once
 

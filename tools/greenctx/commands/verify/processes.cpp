@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx verify SPLIT --processes: one process per piece of SPLIT, each started as
 // `greenctx run --split SPLIT --piece I -- greenctx verify-piece` (the hidden probe below), so that
 // what is verified is what `greenctx run` gives a program. greenctx drives them through their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx verify SPLIT --processes (processes.cpp): one process per piece of a split,
 // under greenctx run, checked by timing and by filling the pieces.
 #pragma once

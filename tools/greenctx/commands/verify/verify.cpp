@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // greenctx verify SPLIT: create the partitions, run a %smid probe on all at once, check them.
 #include "common/cli_common.hpp"
+#include "common/help.hpp"
 #include "commands/commands.hpp"
 #include "commands/verify/verify.hpp"
 #include "report/output.hpp"
@@ -146,6 +148,9 @@ void add_verify(CLI::App &app, action &run) {
       ->transform(decimal(1, 100))
       ->capture_default_str()
       ->needs(processes);
+  cmd->footer(exit_footer("a check failed: partitions overlap or a kernel ran outside its partition (with "
+                          "--processes: a piece used other SMs or the pieces did not run side by "
+                          "side, e.g. without MPS)"));
   cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
 }
 

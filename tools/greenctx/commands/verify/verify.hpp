@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `greenctx verify` offers the other commands: the verification of partitions already made,
 // as its record (demo verifies the split it then measures on).
 #pragma once

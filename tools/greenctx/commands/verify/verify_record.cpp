@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commands/verify/verify_record.hpp"
 
 #include "report/json.hpp"
