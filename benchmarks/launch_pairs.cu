@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-launch costs compared inside one process, block against block, so that the noise between
-// processes (26-40% for one program on the H200 VM, benchmarks/RESULTS.md) drops out: the method for
-// the parts of what `greenctx run` costs. Never asserted; prints one JSON line.
+// processes (26-40% for one program on the H200 VM, benchmarks/RESULTS.md) drops out: the method
+// for the parts of what `greenctx run` costs. Never asserted; prints one JSON line.
 //
 //   hooks:    A = cuLaunchKernel as the program gets it (cudaGetDriverEntryPointByVersion: under
 //             greenctx run, the preload's hook), B = libcuda.so.1's own (its cuGetProcAddress_v2,

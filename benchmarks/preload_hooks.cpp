@@ -2,8 +2,8 @@
 // What the hooks of `greenctx run` cost per call, on the CPU: libgreenctx_preload.so over the
 // fake driver of the tests (tests/preload/fake_cuda.cpp, whose launch only appends to a log, here
 // cleared between batches), against the fake driver's own function. This isolates the library's
-// share of a launch from the GPU and the real driver (the GPU numbers, benchmarks/RESULTS.md, include
-// both). Needs no GPU.
+// share of a launch from the GPU and the real driver (the GPU numbers, benchmarks/RESULTS.md,
+// include both). Needs no GPU.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 

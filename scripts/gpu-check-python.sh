@@ -78,19 +78,9 @@ venv="${GREENCTX_PYENV:-build-python/venv-gpu}"
   echo "CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-unset}"
 } 2>&1 | tee -a "$log"
 
+. scripts/lib/venv-with-torch.sh
 make_venv() {
-  # Without pip where ensurepip is missing: python3's pip is then found through the .pth below.
-  [ -x "$venv/bin/python" ] || "$base_py" -m venv --system-site-packages "$venv" ||
-    "$base_py" -m venv --clear --system-site-packages --without-pip "$venv" || return 1
-  # python3's own site-packages, when python3 is a venv (see the header).
-  local parent site_dir
-  parent=$("$base_py" -c 'import site, sys
-if sys.prefix != sys.base_prefix:
-    print("\n".join(site.getsitepackages()))') || return 1
-  site_dir=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') ||
-    return 1
-  rm -f "$site_dir/_greenctx_parent_env.pth"
-  [ -z "$parent" ] || printf '%s\n' "$parent" >"$site_dir/_greenctx_parent_env.pth"
+  venv_with_torch "$base_py" "$venv" || return 1
   "$venv/bin/python" - <<'EOF'
 import importlib
 for name in ("torch", "nanobind", "scikit_build_core", "pytest"):
@@ -138,7 +128,7 @@ build_cmake() {
 }
 py="$venv/bin/python"
 export out venv base_py py
-export -f make_venv build_pip build_cmake
+export -f make_venv venv_with_torch build_pip build_cmake
 
 step venv 120 bash -c make_venv || finish
 # The module must come from this build, not from an older install.

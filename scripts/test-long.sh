@@ -11,7 +11,9 @@
 #   library's under ASan, UBSan and TSan, its text parsers fuzzed GREENCTX_FUZZ_SECONDS each,
 #   default 30);
 # - `pip wheel .` where the build must take the CUDA toolkit from PyPI, installed and tested away
-#   from the source.
+#   from the source;
+# - the release (scripts/release.sh): the sdist, the wheel built from it and repaired to a
+#   manylinux tag, installed into a fresh environment and tested.
 # Needs network access to PyPI: without it the steps that need it fail, said here and again at the
 # end, never a silent pass. Exit 0 when all passed, 1 otherwise.
 #
@@ -59,6 +61,10 @@ stage_done "sanitizers and fuzzers"
 GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON=$python scripts/wheel-no-toolkit.sh ||
   failures+=("the wheel built without a toolkit (scripts/wheel-no-toolkit.sh)")
 stage_done "wheel without a toolkit"
+
+GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON=$python scripts/release.sh ||
+  failures+=("the release: sdist, manylinux wheel from it, installed and tested (scripts/release.sh)")
+stage_done "release (sdist, wheel, fresh install)"
 
 for f in "${failures[@]}"; do echo "test-long: FAILED: $f" >&2; done
 [ ${#failures[@]} -eq 0 ]

@@ -7,6 +7,8 @@
 // 4 driver lacks a feature, 5 other CUDA error. Errors go to stderr and start with "greenctx: ".
 #include "commands/bench/adaptive.hpp"
 #include "report/output.hpp"
+#include "common/help.hpp"
+#include <greenctx/version.hpp>
 #include "text_checks.hpp"
 
 #include <gtest/gtest.h>
@@ -676,6 +678,73 @@ TEST(Cli, InfoWithoutDriver) {
   EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
 }
 
+// --version names the version CMake set and the commit, and exits 0 without a driver.
+TEST(Cli, VersionNamesTheVersionAndCommit) {
+  const auto r = run_cli({"--version"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(r.out.starts_with("greenctx " GREENCTX_VERSION_STRING " (commit ")) << r;
+  EXPECT_TRUE(r.err.empty()) << r;
+}
+
+// Every command's help, off a terminal, fits 100 columns and ends with the command's exit codes;
+// `greenctx help CMD` prints the same text as `greenctx CMD --help`.
+TEST(Cli, HelpIsWrappedAndNamesEachCommandsExitCodes) {
+  for (const char *command :
+       {"info", "verify", "split", "run", "scale", "mps", "demo", "bench", "tune"}) {
+    const auto r = run_cli({command, "--help"}, {"COLUMNS="});
+    EXPECT_EQ(r.exit_code, exit_ok) << r;
+    std::size_t start = 0, widest = 0;
+    while (start < r.out.size()) {
+      const std::size_t end = std::min(r.out.find('\n', start), r.out.size());
+      widest = std::max(widest, end - start);
+      start = end + 1;
+    }
+    EXPECT_LE(widest, 100u) << command << "\n" << r;
+    EXPECT_TRUE(contains(r.out, "Exit codes: 0 ok;")) << command << "\n" << r;
+    const auto again = run_cli({"help", command}, {"COLUMNS="});
+    EXPECT_EQ(again.exit_code, exit_ok) << again;
+    EXPECT_EQ(again.out, r.out) << command;
+  }
+  const auto wide = run_cli({"verify", "--help"}, {"COLUMNS=200"});
+  EXPECT_TRUE(contains(wide.out,
+                       "Create the partitions of SPLIT, run a %smid probe on all at once, "
+                       "and check that they are disjoint"))
+      << "COLUMNS=200 leaves a 118-character line whole\n"
+      << wide;
+  const auto unknown = run_cli({"help", "nosuch"});
+  expect_error(unknown, exit_usage);
+  EXPECT_TRUE(contains(unknown.err, "no command 'nosuch'")) << unknown;
+}
+
+// A long line is broken at spaces under its own description column; a word longer than the room
+// stays whole.
+TEST(Cli, WrapTextKeepsTheDescriptionColumn) {
+  const std::string option = "  --json FILE                 " + std::string(30, 'a') + " " +
+                             std::string(30, 'b') + " " + std::string(40, 'c');
+  EXPECT_EQ(greenctx::cli::wrap_text(option, 100),
+            "  --json FILE                 " + std::string(30, 'a') + " " + std::string(30, 'b') +
+                "\n" + std::string(30, ' ') + std::string(40, 'c'));
+  EXPECT_EQ(greenctx::cli::wrap_text("short\nlines stay", 100), "short\nlines stay");
+  EXPECT_EQ(greenctx::cli::wrap_text(std::string(120, 'x'), 100), std::string(120, 'x'));
+  EXPECT_EQ(greenctx::cli::wrap_text("one two three", 8), "one two\nthree");
+}
+
+// The completion script is valid bash and names every command and each one's options.
+TEST(Cli, CompletionScriptComesFromTheParser) {
+  const auto r = run_cli({"completion", "bash"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  for (const char *word :
+       {"info verify demo bench split run scale mps tune help completion", "    verify)", "--json",
+        "--ignore-coscheduling", "--sms", "complete -o default -F _greenctx greenctx"})
+    EXPECT_TRUE(contains(r.out, word)) << word << "\n" << r.out;
+  EXPECT_FALSE(contains(r.out, "verify-piece")) << "the internal command is not offered";
+  temp_dir dir;
+  const std::string script = (dir.path / "greenctx.bash").string();
+  std::ofstream(script) << r.out;
+  EXPECT_EQ(std::system(("bash -n " + script).c_str()), 0) << r.out;
+  expect_error(run_cli({"completion", "zsh"}), exit_usage);
+}
+
 TEST(Cli, InfoJsonWithoutDriver) {
   expect_error(run_cli({"info", "--json", "-"}), exit_no_driver);
 }
@@ -1175,7 +1244,8 @@ TEST(Cli, RunFindsItsPreloadLibraryInEachInstallLayout) {
     explicit cli_override(const std::string &path) { setenv("GREENCTX_CLI", path.c_str(), 1); }
     ~cli_override() { unsetenv("GREENCTX_CLI"); }
   };
-  for (const char *libdir : {"lib", "lib64", "lib/x86_64-linux-gnu", GREENCTX_TEST_INSTALL_LIBDIR}) {
+  for (const char *libdir :
+       {"lib", "lib64", "lib/x86_64-linux-gnu", GREENCTX_TEST_INSTALL_LIBDIR}) {
     temp_dir prefix;
     std::filesystem::create_directories(prefix.path / "bin");
     std::filesystem::copy_file(built, prefix.path / "bin" / "greenctx");

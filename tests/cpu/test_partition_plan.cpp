@@ -309,9 +309,10 @@ TEST(PlanPartitions, AGivenPieceThatDoesNotDivideOrIsTooSmallIsRefused) {
 
 } // namespace
 
-// ---- every GPU generation with green contexts ----------------------------------------------------
-// One GPU of each compute capability generation, with its SM count and the granularity the
-// driver reports for it (documented_granularity: CC 7.x 2/2, 8.x 4/2, 9.0 and newer 8/8).
+// ---- every GPU generation with green contexts
+// ---------------------------------------------------- One GPU of each compute capability
+// generation, with its SM count and the granularity the driver reports for it
+// (documented_granularity: CC 7.x 2/2, 8.x 4/2, 9.0 and newer 8/8).
 struct generation {
   const char *gpu;
   int major, minor;
@@ -346,14 +347,15 @@ TEST_P(PlanOnEachGeneration, SplitsRoundsAndRefusesAsTheDriverWould) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Generations, PlanOnEachGeneration,
-    ::testing::Values(generation{"T4 (Turing, 7.5)", 7, 5, 40, 4},
-                      generation{"A100 (Ampere, 8.0)", 8, 0, 108, 4},
-                      generation{"L40S (Ada, 8.9)", 8, 9, 142, 4},
-                      generation{"H100 (Hopper, 9.0)", 9, 0, 132, 8},
-                      generation{"B200 (Blackwell, 10.0)", 10, 0, 148, 8},
-                      generation{"RTX PRO 6000 (Blackwell, 12.0)", 12, 0, 188, 8}),
-    [](const ::testing::TestParamInfo<generation> &info) {
-      return "cc" + std::to_string(info.param.major) + std::to_string(info.param.minor);
-    });
+INSTANTIATE_TEST_SUITE_P(Generations, PlanOnEachGeneration,
+                         ::testing::Values(generation{"T4 (Turing, 7.5)", 7, 5, 40, 4},
+                                           generation{"A100 (Ampere, 8.0)", 8, 0, 108, 4},
+                                           generation{"L40S (Ada, 8.9)", 8, 9, 142, 4},
+                                           generation{"H100 (Hopper, 9.0)", 9, 0, 132, 8},
+                                           generation{"B200 (Blackwell, 10.0)", 10, 0, 148, 8},
+                                           generation{"RTX PRO 6000 (Blackwell, 12.0)", 12, 0, 188,
+                                                      8}),
+                         [](const ::testing::TestParamInfo<generation> &info) {
+                           return "cc" + std::to_string(info.param.major) +
+                                  std::to_string(info.param.minor);
+                         });

@@ -44,9 +44,10 @@ void add_completion(CLI::App &app, action &run) {
   auto *cmd = app.add_subcommand("completion", "Print a bash completion script for greenctx");
   auto shell = std::make_shared<std::string>();
   cmd->add_option("SHELL", *shell, "The shell (bash)")->required()->check(CLI::IsMember({"bash"}));
-  cmd->footer("Example: source <(greenctx completion bash), or save it as "
-              "~/.local/share/bash-completion/completions/greenctx. An installed greenctx has it "
-              "in share/bash-completion/completions/.\nExit codes: 0 ok; 2 a shell other than bash.");
+  cmd->footer(
+      "Example: source <(greenctx completion bash), or save it as "
+      "~/.local/share/bash-completion/completions/greenctx. An installed greenctx has it "
+      "in share/bash-completion/completions/.\nExit codes: 0 ok; 2 a shell other than bash.");
   cmd->callback([&app, &run] {
     run = [&app] {
       std::fputs(bash_completion(app).c_str(), stdout);
@@ -95,6 +96,8 @@ int main(int argc, char **argv) try {
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     print_error(

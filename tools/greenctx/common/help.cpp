@@ -127,7 +127,9 @@ std::size_t help_width() {
   return 100;
 }
 
-std::shared_ptr<CLI::Formatter> wrapping_formatter() { return std::make_shared<wrapping>(); }
+std::shared_ptr<CLI::Formatter> wrapping_formatter() {
+  return std::make_shared<wrapping>();
+}
 
 std::string exit_footer(std::string_view one, std::string_view more) {
   return fmt::format(
@@ -162,7 +164,8 @@ std::string bash_completion(const CLI::App &app) {
       "_greenctx() {{\n"
       "  local cur=${{COMP_WORDS[COMP_CWORD]}} prev=${{COMP_WORDS[COMP_CWORD-1]}} cmd=\"\" i\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-      "    [ \"${{COMP_WORDS[i]}}\" = -- ] && {{ COMPREPLY=($(compgen -c -- \"$cur\")); return; }}\n"
+      "    [ \"${{COMP_WORDS[i]}}\" = -- ] && {{ COMPREPLY=($(compgen -c -- \"$cur\")); return; "
+      "}}\n"
       "    case ${{COMP_WORDS[i]}} in -*) ;; *) [ -z \"$cmd\" ] && cmd=${{COMP_WORDS[i]}} ;; esac\n"
       "  done\n"
       "  local words_here\n"

@@ -61,7 +61,8 @@ bool json_replaces_text(const std::string &path) noexcept {
 }
 
 void add_json_option(CLI::App &cmd, std::string &path, const std::string &what) {
-  cmd.add_option("--json", path, "Write " + what + " as JSON to FILE (-: print it instead of the text)")
+  cmd.add_option("--json", path,
+                 "Write " + what + " as JSON to FILE (-: print it instead of the text)")
       ->type_name("FILE");
 }
 
@@ -89,10 +90,11 @@ void check_argument_or_from(const std::string &command, const char *name, const 
                               opt.json.find_first_of("/.") == std::string::npos;
     reject(command,
            fmt::format("{} is required (or --from FILE, to report a saved result again){}", name,
-                       json_took_it ? fmt::format("; --json takes a FILE and took '{}': write "
-                                                  "--json - to print the JSON, --json FILE to save it",
-                                                  opt.json)
-                                    : ""));
+                       json_took_it
+                           ? fmt::format("; --json takes a FILE and took '{}': write "
+                                         "--json - to print the JSON, --json FILE to save it",
+                                         opt.json)
+                           : ""));
   }
   if (!opt.from.empty() && !value.empty())
     reject(command,

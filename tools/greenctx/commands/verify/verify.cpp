@@ -148,9 +148,10 @@ void add_verify(CLI::App &app, action &run) {
       ->transform(decimal(1, 100))
       ->capture_default_str()
       ->needs(processes);
-  cmd->footer(exit_footer("a check failed: partitions overlap or a kernel ran outside its partition (with "
-                          "--processes: a piece used other SMs or the pieces did not run side by "
-                          "side, e.g. without MPS)"));
+  cmd->footer(
+      exit_footer("a check failed: partitions overlap or a kernel ran outside its partition (with "
+                  "--processes: a piece used other SMs or the pieces did not run side by "
+                  "side, e.g. without MPS)"));
   cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
 }
 
