@@ -53,7 +53,8 @@ raw=$(ls "$out"/wheel-raw/greenctx-*.whl)
 "$out/tools/bin/auditwheel" show "$raw" > "$out/auditwheel-show.txt" 2>&1 ||
   fail "auditwheel show ($out/auditwheel-show.txt)"
 cat "$out/auditwheel-show.txt"
-"$out/tools/bin/auditwheel" repair -w "$out/dist" "$raw" > "$out/repair.log" 2>&1 ||
+PATH="$out/tools/bin:$PATH" "$out/tools/bin/auditwheel" repair -w "$out/dist" "$raw" \
+  > "$out/repair.log" 2>&1 ||
   fail "auditwheel repair ($out/repair.log)"
 wheel=$(ls "$out"/dist/greenctx-*manylinux*.whl) || fail "no manylinux wheel in $out/dist"
 say "wheel $(basename "$wheel") ($(du -h "$wheel" | cut -f1))"
