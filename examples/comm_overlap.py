@@ -214,6 +214,13 @@ def worker(local_rank, world, rank, args, port):
     del parts
 
 
+def slowest(everyone, key, q):
+    """The highest q-th percentile over the ranks' samples of `key` (every rank has samples:
+    --samples is positive)."""
+    values = [percentile(r["results"][key]["us"], q) for r in everyone]
+    return max(v for v in values if v is not None)
+
+
 def report(torch, args, world, everyone):
     nccl = torch.cuda.nccl.version()
     nccl = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
@@ -242,8 +249,7 @@ def report(torch, args, world, everyone):
     for mib in args.sizes:
         for name in ("alone", "shared", "partitioned"):
             key = f"{mib}:{name}"
-            p50 = max(percentile(r["results"][key]["us"], 50) for r in everyone)
-            p99 = max(percentile(r["results"][key]["us"], 99) for r in everyone)
+            p50, p99 = slowest(everyone, key, 50), slowest(everyone, key, 99)
             busbw = (mib << 20) / (p50 * 1e-6) / 1e9 * 2 * (world - 1) / world
             tf = [r["results"][key]["gemm_tflops"] for r in everyone]
             gemm = sum(tf) / len(tf) if tf[0] is not None else None

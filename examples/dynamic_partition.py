@@ -39,8 +39,11 @@ Exit codes (as the greenctx CLI): 0 ok; 2 bad arguments or a layout this GPU can
 PyTorch, no greenctx module, no NVIDIA driver or no GPU; 4 the driver lacks a needed feature;
 5 another CUDA error.
 """
+from __future__ import annotations
+
 import argparse
 import collections
+import dataclasses
 import datetime
 import functools
 import html
@@ -49,6 +52,7 @@ import math
 import platform
 import sys
 import time
+from typing import Any
 
 from example_support import fail as fail_as, percentile, open_gpu
 
@@ -126,10 +130,11 @@ class GemmQueue:
         self.torch = torch
         self.a = torch.randn(size, size, device="cuda", dtype=dtype)
         self.b = torch.randn(size, size, device="cuda", dtype=dtype)
-        self.out = {}  # one output per stream: queued GEMMs of two layouts never share one
+        # One output per stream: queued GEMMs of two layouts never share one.
+        self.out: dict[int, Any] = {}
         self.flops = 2.0 * size ** 3
         self.depth = min(64, max(1, math.ceil(queue_ms / max(gemm_ms, 1e-3))))
-        self.pending = collections.deque()
+        self.pending: collections.deque[Any] = collections.deque()  # torch.cuda.Event
         self.completed = 0
 
     def top_up(self, stream):
@@ -172,7 +177,7 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
     n = args.critical_size
     x = torch.randn(n, n, device="cuda", dtype=dtype)
     y = torch.randn(n, n, device="cuda", dtype=dtype)
-    z = {}
+    z: dict[int, Any] = {}  # the output per stream
     done = torch.cuda.Event()
     gemm_ms = time_gemm(torch, streams_of("gemm")[1], *gemm_inputs)
     queue = GemmQueue(torch, args.gemm_size, dtype, args.queue_ms, gemm_ms)
@@ -186,8 +191,9 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
         return "gemm" if int((t - start) / phase_s) % 2 == 0 else "burst"
 
     warm_s = phase_s  # one untimed phase first
-    latencies = {"gemm": [], "burst": []}
-    switch_us, switches = [], 0
+    latencies: dict[str, list[float]] = {"gemm": [], "burst": []}
+    switch_us: list[float] = []
+    switches = 0
     kind_now, layout_now = None, None
     start = time.perf_counter()
     measured_from, completed_at_start = None, 0
@@ -231,6 +237,7 @@ def run_placement(torch, args, pool, placement, streams_of, dtype, gemm_inputs):
         latencies[kind].append((time.perf_counter() - t0) * 1e6)
         next_request = t0 + args.gap_ms / 1000
     queue.finish()
+    assert measured_from is not None, "the run ended within its warm-up phase"
     seconds = time.perf_counter() - measured_from
     everything = latencies["gemm"] + latencies["burst"]
     return {
@@ -280,7 +287,9 @@ def svg_chart(results, title):
 
 def main():
     args = parse_args()
-    torch, greenctx, driver, gpu = open_gpu(PROG, args.device)
+    torch, driver, gpu = open_gpu(PROG, args.device)
+    import greenctx  # open_gpu has imported it, or exited saying why it cannot be
+
     try:
         pool = greenctx.Pool(gpu, args.layout_list)  # once: green contexts are costly
     except greenctx.RequestError as e:
@@ -300,26 +309,26 @@ def main():
     plain = (torch.cuda.Stream(device=dev), torch.cuda.Stream(device=dev))
     stats = pool.stats()
     sizes = {name: [p.sm_count for p in pool.partitions(name)] for name in pool.layouts}
-    info = {
+    info: dict[str, Any] = {
         "tool": "examples/dynamic_partition.py",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(sys.argv),
         "gpu": {"name": gpu.name, "sm_count": gpu.sms().sm_count,
                 "pci_bus_id": gpu.pci_bus_id},
-        "driver": {"cuda": greenctx.format_cuda_version(driver["version"])},
+        "driver": {"cuda": greenctx.format_cuda_version(driver.version)},
         "torch": {"version": torch.__version__, "cuda": torch.version.cuda},
         "python": platform.python_version(),
         "args": {k: v for k, v in vars(args).items() if k != "layout_list"},
-        "pool": {"layouts": sizes, "stats": stats},
+        "pool": {"layouts": sizes, "stats": dataclasses.asdict(stats)},
         "method": "host latency per request (launch to event synchronize), nearest-rank "
                   "percentiles; GEMM TFLOP/s from GEMMs completed over wall time; one untimed "
                   "warm-up phase per placement",
     }
     print(f"{PROG}: {gpu.name}, {gpu.sms().sm_count} SMs, driver CUDA "
           f"{info['driver']['cuda']}, torch {torch.__version__}")
-    print(f"pool: {', '.join(f'{n} = {s}' for n, s in sizes.items())}: {stats['contexts']} green "
-          f"contexts, {stats['streams']} streams, made in {stats['creation_ms']:.1f} ms, "
-          f"{stats['device_memory_bytes'] / 2**20:.1f} MiB")
+    print(f"pool: {', '.join(f'{n} = {s}' for n, s in sizes.items())}: {stats.contexts} green "
+          f"contexts, {stats.streams} streams, made in {stats.creation_ms:.1f} ms, "
+          f"{stats.device_memory_bytes / 2**20:.1f} MiB")
 
     placements = {"none": lambda kind: plain}
     for name in pool.layouts:

@@ -2,6 +2,8 @@
 """What the PyTorch examples share: the greenctx CLI's exit codes, nearest-rank percentiles,
 opening the GPU in both PyTorch and greenctx, and a loop of matmuls kept queued on one stream. Imported by the examples from their own folder
 (`python examples/NAME.py` puts it on the path)."""
+from __future__ import annotations
+
 import collections
 import math
 import re
@@ -9,9 +11,13 @@ import shutil
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+
+if TYPE_CHECKING:  # imported for real by open_gpu, which says what is missing
+    import greenctx
 
 
-def fail(prog, code, message):
+def fail(prog: str, code: int, message: str) -> NoReturn:
     """Prints "PROG: message" to stderr and exits with `code` (the CLI's codes: 2 bad arguments or
     a request this GPU cannot make, 3 no PyTorch/module/driver/GPU, 4 a driver feature missing,
     5 another CUDA error)."""
@@ -19,7 +25,7 @@ def fail(prog, code, message):
     sys.exit(code)
 
 
-def nvidia_driver_version():
+def nvidia_driver_version() -> str | None:
     """The kernel driver's version (e.g. '580.159.04'), or None."""
     try:
         with open("/proc/driver/nvidia/version") as f:
@@ -40,7 +46,7 @@ def nvidia_driver_version():
     return None
 
 
-def percentile(samples, q):
+def percentile(samples: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (q in 0..100); None for no samples."""
     if not samples:
         return None
@@ -48,10 +54,11 @@ def percentile(samples, q):
     return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
 
 
-def open_gpu(prog, device):
+def open_gpu(prog: str, device: int) -> tuple[Any, greenctx.DriverInfo, greenctx.Device]:
     """Imports torch and greenctx, checks that both see GPU `device` and makes it torch's current
     device. Exits 3 without PyTorch, the greenctx module, a driver or a GPU, and 2 for an ordinal
-    the driver does not have. Returns (torch, greenctx, driver info, greenctx.Device)."""
+    the driver does not have. Returns (torch, driver info, greenctx.Device); the caller imports
+    greenctx itself afterwards, so that a type checker knows the module's names."""
     try:
         import torch
     except ImportError as e:
@@ -73,14 +80,15 @@ def open_gpu(prog, device):
     except greenctx.Error as e:
         fail(prog, 3, f"no GPU: {e}")
     torch.cuda.set_device(device)
-    return torch, greenctx, driver, gpu
+    return torch, driver, gpu
 
 
 class GemmLoop:
     """Keeps about `target_ms` of NxN matmuls queued on `stream` (torch's current device), counting
     those completed. `gemm_ms` is one matmul's time on that stream, measured at construction."""
 
-    def __init__(self, torch, stream, size, dtype, target_ms=10.0):
+    def __init__(self, torch: Any, stream: Any, size: int, dtype: Any,
+                 target_ms: float = 10.0) -> None:
         self.torch, self.stream = torch, stream
         with torch.cuda.stream(stream):
             self.a = torch.randn(size, size, device="cuda", dtype=dtype)
@@ -97,14 +105,15 @@ class GemmLoop:
         self.gemm_ms = start.elapsed_time(end) / 3
         self.flops = 2.0 * size ** 3
         self.depth = min(256, max(2, math.ceil(target_ms / max(self.gemm_ms, 1e-3))))
-        self.pending = collections.deque()
+        self.pending: collections.deque[Any] = collections.deque()  # torch.cuda.Event
         self.restart()
 
-    def restart(self):
+    def restart(self) -> None:
         """Counts from zero again (the rate is then over the time since the next top_up)."""
-        self.completed, self.started_at = 0, None
+        self.completed = 0
+        self.started_at: float | None = None
 
-    def top_up(self):
+    def top_up(self) -> None:
         torch = self.torch
         if self.started_at is None:
             self.started_at = time.perf_counter()
@@ -118,8 +127,9 @@ class GemmLoop:
                 done.record()
             self.pending.append(done)
 
-    def drain(self):
+    def drain(self) -> float:
         """Waits for the queue; returns TFLOP/s over the time since the first top_up."""
+        assert self.started_at is not None, "drain() before top_up()"
         while self.pending:
             self.pending.popleft().synchronize()
             self.completed += 1

@@ -141,7 +141,9 @@ DTYPES = {"bf16": lambda t: t.bfloat16, "fp16": lambda t: t.float16, "fp32": lam
 
 def main():
     args = parse_args()
-    torch, greenctx, driver, gpu = open_gpu(PROG, args.device)
+    torch, driver, gpu = open_gpu(PROG, args.device)
+    import greenctx  # open_gpu has imported it, or exited saying why it cannot be
+
     split = f"{args.critical_sms},rest"
     try:
         parts = greenctx.PartitionSet.create(gpu, split)  # once: green contexts are costly
@@ -171,7 +173,7 @@ def main():
                 "sm_count": total_sms, "compute_capability": list(gpu.compute_capability),
                 "pci_bus_id": gpu.pci_bus_id},
         "driver": {"nvidia": nvidia_driver_version(),
-                   "cuda": greenctx.format_cuda_version(driver["version"])},
+                   "cuda": greenctx.format_cuda_version(driver.version)},
         "torch": {"version": torch.__version__, "cuda": torch.version.cuda},
         "greenctx": {"version": greenctx.__version__,
                      "toolkit": greenctx.format_cuda_version(greenctx.toolkit_version())},

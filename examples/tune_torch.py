@@ -20,8 +20,8 @@ same on every split, are not part of its time; --no-hold counts them.
 
 --search both runs the guided search and the exhaustive one, and the report says how close the
 guided one came and at what share of the time; --runs 2 does it all twice (do two runs agree?).
---json FILE writes a list with one dict per run (greenctx.tune's dict plus the configuration, kind
-"greenctx.tune-torch-example", schema 1);
+--json FILE writes a list with one dict per run (greenctx.tune's result as a dict, with the
+configuration, kind "greenctx.tune-torch-example", schema 1);
 with several runs FILE may hold "{run}", replaced by the run's number, to write one file per run
 (what scripts/tune-summary.py reads).
 
@@ -34,19 +34,26 @@ Exit codes (as the greenctx CLI): 0 a split met the objective; 1 none did (what 
 printed); 2 bad arguments; 3 no PyTorch, no greenctx module, no NVIDIA driver or no GPU; 4 the
 driver lacks a needed feature; 5 another CUDA error.
 """
+from __future__ import annotations
+
 import argparse
+import dataclasses
 import functools
 import json
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 from example_support import fail as fail_as, nvidia_driver_version, open_gpu
 
 PROG = "tune_torch"
 fail = functools.partial(fail_as, PROG)
 
+if TYPE_CHECKING:  # imported in main, once open_gpu has said whether it can be
+    import greenctx
 
-def positive_int(text):
+
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -56,7 +63,7 @@ def positive_int(text):
     return value
 
 
-def positive_float(text):
+def positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -66,7 +73,7 @@ def positive_float(text):
     return value
 
 
-def parse_args(argv):
+def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--device", type=int, default=0, help="GPU ordinal (default 0)")
     p.add_argument("--tokens", type=positive_int, default=16,
@@ -97,21 +104,21 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def objective_kwargs(args):
-    if args.p99_us is not None:
-        return {"p99_us": args.p99_us}
-    if args.within_best is not None:
-        return {"within_best": args.within_best}
-    return {"p99_times_alone": args.p99_times_alone or 1.5}
+def objective(args: argparse.Namespace) -> tuple[float | None, float | None, float | None]:
+    """tune's (p99_us, p99_times_alone, within_best): the one given, else p99_times_alone 1.5."""
+    if args.p99_us is None and args.within_best is None:
+        return None, args.p99_times_alone or 1.5, None
+    return args.p99_us, None, args.within_best
 
 
 class TorchStreams:
     """torch.cuda.ExternalStream for each greenctx stream handle, made once per handle."""
 
-    def __init__(self, torch, device):
-        self.torch, self.device, self.streams = torch, device, {}
+    def __init__(self, torch: Any, device: int) -> None:
+        self.torch, self.device = torch, device
+        self.streams: dict[int, Any] = {}
 
-    def __call__(self, ref):
+    def __call__(self, ref: greenctx.StreamRef) -> Any:
         handle = ref.handle
         s = self.streams.get(handle)
         if s is None:
@@ -120,8 +127,10 @@ class TorchStreams:
         return s
 
 
-def workloads(torch, greenctx, args):
+def workloads(torch: Any, args: argparse.Namespace
+              ) -> tuple[greenctx.CriticalWorkload, greenctx.BackgroundWorkload]:
     """The decode-like critical workload and the prefill-like background, as greenctx workloads."""
+    import greenctx
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     h = args.hidden
     weight = torch.randn(h, h, device="cuda", dtype=dtype)
@@ -135,11 +144,11 @@ def workloads(torch, greenctx, args):
     streams = TorchStreams(torch, args.device)
     prefill_flops = 2.0 * args.prefill_tokens * h * h
 
-    def decode(ref):
+    def decode(ref: greenctx.StreamRef) -> None:
         with torch.cuda.stream(streams(ref)):
             torch.matmul(x, weight, out=y)
 
-    def prefill(ref):
+    def prefill(ref: greenctx.StreamRef) -> float:
         with torch.cuda.stream(streams(ref)):
             torch.matmul(px, weight, out=py)
         return prefill_flops
@@ -151,61 +160,67 @@ def workloads(torch, greenctx, args):
     return critical, background
 
 
-def describe(r):
-    lines = [f"objective: {r['objective']}",
-             f"critical alone on the whole GPU: p99 {r['alone']['p99']:.1f} us"]
+def describe(r: greenctx.TuneResult) -> str:
+    lines = [f"objective: {r.objective}",
+             f"critical alone on the whole GPU: p99 {r.alone.p99:.1f} us"]
     lines.append(f"{'split':>9} {'p50 us':>8} {'p99 us':>8} {'TFLOP/s':>9}")
-    for p in r["curve"]:
-        mark = "  <- chosen" if r["split"] == f"{p['critical_sms']},rest" else ""
-        lines.append(f"{str(p['critical_sms']) + ',rest':>9} {p['critical']['p50']:8.1f} "
-                     f"{p['critical']['p99']:8.1f} {p['background_rate']:9.1f}{mark}")
-    for name in ("guided", "exhaustive"):
-        a = r[name]
+    for p in r.curve:
+        mark = "  <- chosen" if r.split == f"{p.critical_sms},rest" else ""
+        lines.append(f"{str(p.critical_sms) + ',rest':>9} {p.critical.p50:8.1f} "
+                     f"{p.critical.p99:8.1f} {p.background_rate:9.1f}{mark}")
+    for name, a in (("guided", r.guided), ("exhaustive", r.exhaustive)):
         if a:
-            lines.append(f"{name}: {len(a['measured'])} measurements, {a['seconds']:.1f} s: "
-                         f"{a['reason']}")
-    g, e = r["guided"], r["exhaustive"]
-    if g and e and g["chosen"] and e["chosen"]:
-        rate = {p["critical_sms"]: p["background_rate"] for p in r["curve"]}
-        share = rate[g["chosen"]] / rate[e["chosen"]]
-        lines.append(f"guided against exhaustive: {g['chosen']} SMs against {e['chosen']}, "
+            lines.append(f"{name}: {len(a.measured)} measurements, {a.seconds:.1f} s: "
+                         f"{a.reason}")
+    g, e = r.guided, r.exhaustive
+    if g and e and g.chosen and e.chosen:
+        rate = {p.critical_sms: p.background_rate for p in r.curve}
+        share = rate[g.chosen] / rate[e.chosen]
+        lines.append(f"guided against exhaustive: {g.chosen} SMs against {e.chosen}, "
                      f"background rate {share:.3f} of the exhaustive choice's, in "
-                     f"{g['seconds'] / e['seconds']:.2f} of its time")
-    if r["repeat"]:
-        lines.append(f"measured again: {r['repeat']['critical_sms']} SMs, critical p99 "
-                     f"{r['repeat']['critical']['p99']:.1f} us, "
-                     f"{'meets' if r['repeat_meets'] else 'does NOT meet'} the objective again")
-    lines.append(f"use: {r['split']}" if r["split"] else f"no split meets it: {r['reason']}")
+                     f"{g.seconds / e.seconds:.2f} of its time")
+    if r.repeat:
+        lines.append(f"measured again: {r.repeat.critical_sms} SMs, critical p99 "
+                     f"{r.repeat.critical.p99:.1f} us, "
+                     f"{'meets' if r.repeat_meets else 'does NOT meet'} the objective again")
+    lines.append(f"use: {r.split}" if r.split else f"no split meets it: {r.reason}")
     return "\n".join(lines)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    torch, greenctx, driver, gpu = open_gpu(PROG, args.device)
+    torch, driver, gpu = open_gpu(PROG, args.device)
+    import greenctx  # open_gpu has imported it, or exited saying why it cannot be
+
     try:
-        critical, background = workloads(torch, greenctx, args)
+        critical, background = workloads(torch, args)
         progress = None if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr))
         config = {"tokens": args.tokens, "prefill_tokens": args.prefill_tokens,
                   "hidden": args.hidden, "dtype": args.dtype, "search": args.search,
                   "samples": args.samples, "confirm_samples": args.confirm_samples,
                   "hold_launch": not args.no_hold, "gpu": torch.cuda.get_device_name(args.device),
                   "driver": {"nvidia": nvidia_driver_version(),
-                             "cuda": greenctx.format_cuda_version(driver["version"])},
+                             "cuda": greenctx.format_cuda_version(driver.version)},
                   "torch": torch.__version__, "command": " ".join([PROG] + argv),
                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        results, met = [], True
+        results: list[dict[str, Any]] = []
+        met = True
+        p99_us, p99_times_alone, within_best = objective(args)
         for run in range(1, args.runs + 1):
             started = time.perf_counter()
             r = greenctx.tune(gpu, critical, background, search=args.search,
                               samples=args.samples, confirm_samples=args.confirm_samples,
-                              hold_launch=not args.no_hold, progress=progress, **objective_kwargs(args))
-            r["wall_seconds"] = time.perf_counter() - started
-            # greenctx.tune's dict (scripts/tune-summary.py reads it), marked as this example's.
-            r["kind"], r["schema"] = "greenctx.tune-torch-example", 1
-            r["run"], r["config"] = run, config
-            print(f"run {run} of {args.runs} ({r['wall_seconds']:.1f} s):\n{describe(r)}\n")
-            met = met and r["split"] is not None
-            results.append(r)
+                              hold_launch=not args.no_hold, progress=progress, p99_us=p99_us,
+                              p99_times_alone=p99_times_alone, within_best=within_best)
+            seconds = time.perf_counter() - started
+            # greenctx.tune's result as a dict (scripts/tune-summary.py reads it), marked as this
+            # example's.
+            doc = dataclasses.asdict(r)
+            doc.update(wall_seconds=seconds, kind="greenctx.tune-torch-example", schema=1,
+                       run=run, config=config)
+            print(f"run {run} of {args.runs} ({seconds:.1f} s):\n{describe(r)}\n")
+            met = met and r.split is not None
+            results.append(doc)
     except greenctx.RequestError as e:
         fail(2, str(e))
     except greenctx.UnsupportedError as e:
@@ -214,9 +229,9 @@ def main(argv):
         fail(5, str(e))
     if args.json:
         if "{run}" in args.json:
-            for r in results:
-                with open(args.json.replace("{run}", str(r["run"])), "w") as f:
-                    json.dump(r, f, indent=1)
+            for doc in results:
+                with open(args.json.replace("{run}", str(doc["run"])), "w") as f:
+                    json.dump(doc, f, indent=1)
         else:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)

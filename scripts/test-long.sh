@@ -13,7 +13,9 @@
 # - `pip wheel .` where the build must take the CUDA toolkit from PyPI, installed and tested away
 #   from the source;
 # - the release (scripts/release.sh): the sdist, the wheel built from it and repaired to a
-#   manylinux tag, installed into a fresh environment and tested.
+#   manylinux tag, installed into a fresh environment and tested;
+# - the type check of the Python package and the examples (mypy, pinned; [tool.mypy] in
+#   pyproject.toml).
 # Needs network access to PyPI: without it the steps that need it fail, said here and again at the
 # end, never a silent pass. Exit 0 when all passed, 1 otherwise.
 #
@@ -61,6 +63,17 @@ stage_done "sanitizers and fuzzers"
 GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON=$python scripts/wheel-no-toolkit.sh ||
   failures+=("the wheel built without a toolkit (scripts/wheel-no-toolkit.sh)")
 stage_done "wheel without a toolkit"
+
+# Pinned: a newer mypy may find new things to say, which should come with a change of its own.
+# 1.20 still checks code for Python 3.9, the oldest the package supports (mypy 2.4 does not).
+mypy_version=1.20.2
+if "$python" -m pip install -q --disable-pip-version-check "mypy==$mypy_version"; then
+  "$python" -m mypy --cache-dir "$build/mypy-cache" ||
+    failures+=("the type check (mypy; pyproject.toml's [tool.mypy] says what it checks)")
+else
+  failures+=("mypy $mypy_version could not be installed from PyPI, so the type check did not run")
+fi
+stage_done "type check"
 
 GREENCTX_BUILD_DIR=$build GREENCTX_PYTHON=$python scripts/release.sh ||
   failures+=("the release: sdist, manylinux wheel from it, installed and tested (scripts/release.sh)")

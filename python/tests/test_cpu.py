@@ -31,9 +31,10 @@ def test_parse_and_plan():
     assert str(r) == "16,8,rest"
     g = greenctx.documented_granularity(9)
     plan = greenctx.plan_partitions(r, 132, g)
-    assert plan["piece_size"] == 8 and plan["groups"] == 3
-    assert [p["planned"] for p in plan["parts"]] == [16, 8, 108]
-    assert plan["parts"][0]["pieces"] == 2 and plan["parts"][1]["first_piece"] == 2
+    assert plan.piece_size == 8 and plan.groups == 3
+    assert [p.planned for p in plan.parts] == [16, 8, 108]
+    assert plan.parts[0].pieces == 2 and plan.parts[1].first_piece == 2
+    assert plan.parts[2].rest and plan.parts[2].requested == 0
 
 
 def test_rounding_is_explained():
@@ -119,13 +120,13 @@ def test_measure_contention_refuses_what_is_not_a_workload():
 def test_plan_scaling_refuses_or_rounds_and_says_so():
     g = greenctx.documented_granularity(9)
     counts = greenctx.plan_scaling([], 132, g)
-    assert [c["sms"] for c in counts][:3] == [8, 16, 24] and counts[-1]["sms"] == 132
-    assert [c["sms"] for c in greenctx.plan_scaling([64, 16], 132, g)] == [16, 64]
+    assert [c.sms for c in counts][:3] == [8, 16, 24] and counts[-1].sms == 132
+    assert [c.sms for c in greenctx.plan_scaling([64, 16], 132, g)] == [16, 64]
     with pytest.raises(greenctx.RequestError, match="give 8 or 16, or set round_counts"):
         greenctx.plan_scaling([12], 132, g)
     (rounded,) = greenctx.plan_scaling([12], 132, g, round_counts=True)
-    assert rounded["requested"] == 12 and rounded["sms"] == 16
-    assert "rounded up to 16" in rounded["rounding"]
+    assert rounded.requested == 12 and rounded.sms == 16
+    assert "rounded up to 16" in rounded.rounding
 
 
 def test_adaptive_and_scaling_refuse_what_is_not_a_workload():

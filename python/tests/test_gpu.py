@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """GPU tier: skipped, with the reason, without a GPU. The tests with PyTorch are in
 test_torch_gpu.py."""
+import dataclasses
+
 import pytest
 
 import greenctx
@@ -11,8 +13,8 @@ def test_partitions_and_verify(gpu):
     assert len(parts) == 2
     assert parts[0].obtained == 16 and parts[1].rest
     report = greenctx.verify(gpu, parts)
-    assert report["ok"], report["violations"]
-    assert len(report["parts"][0]["sms"]) == 16
+    assert report.ok, report.violations
+    assert len(report.parts[0].sms) == 16 and report.parts[0].label == "16"
 
 
 def test_streams_and_events(gpu):
@@ -92,11 +94,11 @@ def test_pool_shares_contexts_and_switches(gpu):
     pool = greenctx.Pool(gpu, ["16,rest", "16, 16, rest", "all"])
     assert pool.layouts == ["16,rest", "16,16,rest", "all"]
     st = pool.stats()
-    assert st["partitions"] == 6
+    assert st.layouts == 3 and st.partitions == 6
     # The 16-SM piece is the same split piece in both splits: one context for both; the two rests
     # and "all" have their own.
-    assert st["contexts"] == 5 and st["streams"] == 10
-    assert st["creation_ms"] > 0
+    assert st.contexts == 5 and st.streams == 10
+    assert st.creation_ms > 0
     a, b = pool.partitions("16,rest"), pool.partitions("16,16,rest")
     assert a[0].slot == b[0].slot and a[1].slot != b[2].slot
     assert [s.handle for s in a[0].streams] == [s.handle for s in b[0].streams]
@@ -119,7 +121,7 @@ def test_pool_shares_contexts_and_switches(gpu):
 
 def test_pool_use_restores_after_an_exception_and_drains(gpu):
     pool = greenctx.Pool(gpu, ["16,rest", "64,rest"], streams_per_partition=1)
-    assert pool.stats()["streams"] == 4
+    assert pool.stats().streams == 4
     with pytest.raises(ZeroDivisionError):
         with pool.use("64,rest", drain=True):
             assert pool.current == "64,rest"
@@ -164,14 +166,16 @@ def test_measure_contention_with_python_workloads(gpu):
                                     **QUICK)
     assert seen_critical == {16, every}
     assert seen_background == {parts[1].obtained, every}
-    assert [p["name"] for p in r["placements"]] == ["alone", "alone_green", "shared", "priority",
-                                                      "green", "green_priority", "trap"]
-    for p in r["placements"]:
-        assert len(p["critical"]["gpu_us"]) == 20 and p["critical"]["gpu"]["count"] == 20
-        assert p["critical"]["gpu"]["p50"] > 0
-        assert (p["background"] is None) == (p["name"] in ("alone", "alone_green"))
-    assert r["critical_sms"] == 16 and r["device_sms"] == every
-    assert r["background_full"]["rate"] > 0
+    assert [p.name for p in r.placements] == ["alone", "alone_green", "shared", "priority",
+                                              "green", "green_priority", "trap"]
+    for p in r.placements:
+        assert p.critical is not None
+        assert len(p.critical.gpu_us) == 20 and p.critical.gpu.count == 20
+        assert p.critical.gpu.p50 > 0
+        assert (p.background is None) == (p.name in ("alone", "alone_green"))
+    assert r.placement("trap").trap and not r.placement("green").trap
+    assert r.critical_sms == 16 and r.device_sms == every
+    assert r.background_full.rate > 0 and r.config.samples == 20
     assert any(line.startswith("round 2/2") for line in lines), lines
 
 
@@ -188,7 +192,7 @@ def test_hold_launch_leaves_out_python_launch_time(gpu):
     def p50(hold):
         r = greenctx.measure_contention(gpu, parts, slow, greenctx.spin_background(gpu, 1, 50),
                                         placements=["green"], hold_launch=hold, **QUICK)
-        return r["placements"][0]["critical"]["gpu"]["p50"]
+        return r.placement("green").critical.gpu.p50
     assert p50(False) >= 2000
     assert 20 <= p50(True) < 1000
 
@@ -198,10 +202,10 @@ def test_measure_contention_built_ins_errors_and_exceptions(gpu):
     r = greenctx.measure_contention(gpu, parts, greenctx.kernel_critical(gpu, 8, 20),
                                     greenctx.spin_background(gpu, 2, 100),
                                     placements=["green"], **QUICK)
-    (green,) = r["placements"]
-    assert len(green["critical"]["start_delay_us"]) == 20  # the kernel work times itself
-    assert green["critical"]["gpu"]["min"] >= 20
-    assert r["background_unit"] == "blocks/s" and "waves" in r["background_shape"]
+    (green,) = r.placements
+    assert len(green.critical.start_delay_us) == 20  # the kernel work times itself
+    assert green.critical.gpu.min >= 20
+    assert r.background_unit == "blocks/s" and "waves" in r.background_shape
 
     with pytest.raises(greenctx.RequestError, match="positive amount of work"):
         greenctx.measure_contention(gpu, parts, lambda s: None, lambda s: 0.0, **QUICK)
@@ -228,11 +232,12 @@ def test_tune_with_python_workloads(gpu):
 
     r = greenctx.tune(gpu, critical, background, p99_times_alone=1000, search="both",
                       samples=20, confirm_samples=40, sizes=[8, 16, 32])
-    assert [p["critical_sms"] for p in r["curve"]] == [8, 16, 32]
-    assert r["split"] == f"{r['exhaustive']['chosen']},rest", r["reason"]
-    assert r["guided"]["chosen"] in (8, 16, 32) and r["pareto"]
-    parts = greenctx.PartitionSet.create(gpu, r["split"])
-    assert parts[0].obtained == r["exhaustive"]["chosen"]
+    assert [p.critical_sms for p in r.curve] == [8, 16, 32]
+    assert r.split == f"{r.exhaustive.chosen},rest", r.reason
+    assert r.guided.chosen in (8, 16, 32) and r.pareto
+    parts = greenctx.PartitionSet.create(gpu, r.split)
+    assert parts[0].obtained == r.exhaustive.chosen
+    assert dataclasses.asdict(r)["curve"][0]["critical_sms"] == 8  # as plain dicts, for JSON
     with pytest.raises(greenctx.RequestError, match="give one objective"):
         greenctx.tune(gpu, critical, background, p99_us=40, within_best=0.1)
     with pytest.raises(greenctx.RequestError, match="not a split this GPU makes"):
@@ -246,11 +251,11 @@ def test_scaling_of_waves_and_of_a_python_callable(gpu):
         pytest.skip(f"needs 128 SMs or more, this GPU has {gpu.sms().sm_count}")
     r = greenctx.scaling(gpu, greenctx.kernel_critical(gpu, 1024, 50), [128, 16], samples=20,
                          warmup=2, rounds=2)
-    small, large = r["points"]
-    assert (small["sms"], large["sms"], r["reference_sms"]) == (16, 128, 128)
-    assert small["time"]["gpu"]["p50"] > 3 * large["time"]["gpu"]["p50"], r
-    assert large["speedup"] == 1 and small["speedup"] < 1 / 3 and small["ideal"] == 0.125
-    assert len(small["time"]["start_delay_us"]) == 20  # the kernel times itself
+    small, large = r.points
+    assert (small.sms, large.sms, r.reference_sms) == (16, 128, 128)
+    assert small.time.gpu.p50 > 3 * large.time.gpu.p50, r
+    assert large.speedup == 1 and small.speedup < 1 / 3 and small.ideal == 0.125
+    assert len(small.time.start_delay_us) == 20  # the kernel times itself
 
     seen, lines = set(), []
 
@@ -259,8 +264,8 @@ def test_scaling_of_waves_and_of_a_python_callable(gpu):
         greenctx.fill_sms(stream, 0.00002)
     r = greenctx.scaling(gpu, work, [16, 32], samples=10, warmup=1, rounds=1,
                          progress=lines.append)
-    assert seen == {16, 32} and r["workload"] == "workload" and lines
-    assert all(len(p["time"]["gpu_us"]) == 10 for p in r["points"])
+    assert seen == {16, 32} and r.workload == "workload" and lines
+    assert all(len(p.time.gpu_us) == 10 for p in r.points)
     with pytest.raises(greenctx.RequestError, match="round_counts"):
         greenctx.scaling(gpu, work, [12])
 
@@ -280,16 +285,17 @@ def test_measure_adaptive_with_a_python_critical_and_the_default_copy(gpu):
     r = greenctx.measure_adaptive(gpu, critical, shrink_to=[8, 64],
                                   policies=["lead", "reactive-wait"], samples=20, warmup=2,
                                   rounds=2, rate_window_ms=20)
-    names = [c["name"] for c in r["configurations"]]
+    names = [c.name for c in r.configurations]
     assert names == ["alone", "static", "adaptive-8-lead", "adaptive-8-reactive-wait",
                      "adaptive-64-lead", "adaptive-64-reactive-wait"]
-    assert set(calls) == {16} and r["critical_shared"], r["critical_sharing"]
-    assert r["narrow_sms"] == [8, 64] and r["background_unit"] == "GB/s"
-    for c in r["configurations"]:
-        assert len(c["critical"]["host_us"]) == 20
-        assert (c["background"] is None) == (c["name"] == "alone")
-        assert len(c["wait_us"]) == (20 if c["policy"] == "reactive-wait" else 0)
-    assert [v["name"] for v in r["verdicts"]] == names[1:]
+    assert set(calls) == {16} and r.critical_shared, r.critical_sharing
+    assert r.narrow_sms == (8, 64) and r.background_unit == "GB/s"
+    for c in r.configurations:
+        assert len(c.critical.host_us) == 20
+        assert (c.background is None) == (c.name == "alone")
+        assert len(c.wait_us) == (20 if c.policy == "reactive-wait" else 0)
+    assert [v.name for v in r.verdicts] == names[1:]
+    assert r.configuration("static").shrink_to == 0
     with pytest.raises(greenctx.RequestError, match="lead_us: a lead of 200 us"):
         greenctx.measure_adaptive(gpu, critical, lead_us=200, gap_us=300)
     with pytest.raises(greenctx.RequestError, match="'eager' is not a policy"):

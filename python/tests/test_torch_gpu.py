@@ -145,8 +145,8 @@ def test_two_partitions_are_disjoint_on_the_hardware(gpu, split):
     used by both, and neither uses more SMs than it holds. Fails on any overlap or escape."""
     parts, streams = split
     report = greenctx.verify(gpu, parts)
-    assert report["ok"], report["violations"]
-    used = [set(p["sms"]) for p in report["parts"]]
+    assert report.ok, report.violations
+    used = [set(p.sms) for p in report.parts]
     assert len(used) == 2
     assert not used[0] & used[1], f"SMs used by both partitions: {sorted(used[0] & used[1])}"
     for i, u in enumerate(used):
@@ -283,8 +283,8 @@ def test_measure_contention_with_torch_workloads(gpu, split):
                                         placements=["shared", "green"])
     finally:
         torch.cuda.synchronize()
-    assert [p["name"] for p in r["placements"]] == ["shared", "green"]
-    assert all(p["background"]["rate"] > 0 for p in r["placements"])
+    assert [p.name for p in r.placements] == ["shared", "green"]
+    assert all(p.background.rate > 0 for p in r.placements)
     assert len(out) >= 40 and all(torch.equal(o, expected) for o in out)
     out.clear()  # blocks allocated on the measurement's streams, which are gone
     torch.cuda.empty_cache()
