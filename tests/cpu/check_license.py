@@ -11,8 +11,9 @@ file that lacks the line; exit 1 if any. With --add, writes the line into those 
     check_license.py SOURCE_DIR [--add]
 """
 import pathlib
-import subprocess
 import sys
+
+from tree_files import tree_files
 
 LINE = "SPDX-License-Identifier: Apache-2.0"
 SLASHES = (".c", ".h", ".cpp", ".hpp", ".cu", ".cuh", ".def")
@@ -36,13 +37,7 @@ def comment(path):
 
 
 def sources(root):
-    listed = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True)
-    if listed.returncode == 0:
-        names = listed.stdout.split()
-    else:  # a source archive without git
-        names = [str(f.relative_to(root)) for f in root.rglob("*") if f.is_file()
-                 and not f.relative_to(root).parts[0].startswith(("build", ".git"))]
-    for name in sorted(names):
+    for name in tree_files(root):
         if name.startswith(NOT_SOURCE) or name in GENERATED:
             continue
         line = comment(pathlib.Path(name))

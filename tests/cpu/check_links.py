@@ -11,8 +11,9 @@ commit"). Prints each broken one as FILE:LINE: what; exit 1 if any.
 """
 import pathlib
 import re
-import subprocess
 import sys
+
+from tree_files import tree_files
 
 TOP = ("include", "src", "tools", "python", "examples", "tests", "benchmarks", "docs", "cmake",
        "scripts", ".ci")
@@ -68,13 +69,7 @@ def check(root, md, problems):
 
 def main():
     root = pathlib.Path(sys.argv[1]).resolve()
-    listed = subprocess.run(["git", "-C", str(root), "ls-files", "*.md"], capture_output=True,
-                            text=True)
-    if listed.returncode == 0:
-        files = listed.stdout.split()
-    else:  # a source archive without git: every markdown file but the build folders'
-        files = [str(f.relative_to(root)) for f in root.rglob("*.md")
-                 if not f.relative_to(root).parts[0].startswith(("build", "."))]
+    files = tree_files(root, "*.md")
     problems = []
     for name in files:
         if not name.startswith("benchmarks/results/"):  # runs' summaries quote their own paths
