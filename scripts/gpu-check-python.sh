@@ -39,31 +39,9 @@ log="$out/gpu-check-python.log"
 failed=()
 export PYTHONUNBUFFERED=1
 
-step() { # step NAME LIMIT COMMAND...: runs it with a time limit, logs it, remembers failures
-  local name=$1 limit=${GPU_CHECK_STEP_TIMEOUT:-$2}; shift 2
-  { echo; echo "=== $name (limit ${limit}s): $*"; } | tee -a "$log"
-  timeout "$limit" "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  [ "$rc" -eq 124 ] && echo "=== $name: timed out after ${limit}s" | tee -a "$log"
-  echo "=== $name: exit $rc" | tee -a "$log"
-  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
-  return "$rc"
-}
-finish() {
-  echo | tee -a "$log"
-  if [ ${#failed[@]} -eq 0 ]; then
-    echo "PYTHON GPU CHECK PASSED" | tee -a "$log"
-    exit 0
-  fi
-  echo "PYTHON GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
-  exit 1
-}
-
-if ! command -v nvcc >/dev/null 2>&1; then
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
-    [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break
-  done
-fi
+. scripts/lib/timed-steps.sh
+finish() { finish_checks "PYTHON GPU CHECK"; }
+nvcc_on_path
 base_py="${PYTHON:-python3}"
 venv="${GREENCTX_PYENV:-build-python/venv-gpu}"
 

@@ -23,33 +23,22 @@ base_py=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=()
-step() { # step NAME COMMAND...: runs it, logs it, remembers a failure
-  local name=$1; shift
-  { echo; echo "=== $name: $*"; } | tee -a "$log"
-  "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== $name: exit $rc" | tee -a "$log"
-  [ "$rc" -eq 0 ] || failed+=("$name (exit $rc)")
-  return "$rc"
-}
-if ! command -v nvcc >/dev/null 2>&1; then
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
-    [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break
-  done
-fi
+. scripts/lib/timed-steps.sh
+. scripts/lib/venv-with-torch.sh
+nvcc_on_path
 {
   echo "greenctx release GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ), sdist $(basename "$sdist")"
   echo "python: $(command -v "$base_py") ($("$base_py" --version 2>&1))"
   nvidia-smi --format=csv,noheader --query-gpu=name,driver_version 2>&1 || true
 } | tee -a "$log"
 
-step wheel "$base_py" -m pip wheel --no-build-isolation --no-deps --no-index -w "$work/raw" \
+step wheel 600 "$base_py" -m pip wheel --no-build-isolation --no-deps --no-index -w "$work/raw" \
   "$sdist" > "$out/wheel.log" 2>&1
 raw=$(ls "$work"/raw/greenctx-*.whl 2>/dev/null) || { echo "no wheel" | tee -a "$log"; exit 1; }
 wheel=$raw
 if "$base_py" -m auditwheel --version > /dev/null 2>&1; then
-  step auditwheel-show "$base_py" -m auditwheel show "$raw" | tee "$out/auditwheel-show.txt"
-  step auditwheel-repair "$base_py" -m auditwheel repair -w "$work/repaired" "$raw" &&
+  step auditwheel-show 120 "$base_py" -m auditwheel show "$raw" | tee "$out/auditwheel-show.txt"
+  step auditwheel-repair 300 "$base_py" -m auditwheel repair -w "$work/repaired" "$raw" &&
     wheel=$(ls "$work"/repaired/greenctx-*.whl)
 else
   echo "auditwheel: not installed here, the wheel is not repaired" | tee -a "$log"
@@ -57,16 +46,16 @@ fi
 cp "$wheel" "$out/"
 echo "wheel: $(basename "$wheel")" | tee -a "$log"
 
-. scripts/lib/venv-with-torch.sh
 venv=$work/venv
-step venv venv_with_torch "$base_py" "$venv"
-step install "$venv/bin/python" -m pip install --no-deps --no-index "$wheel"
+export -f venv_with_torch
+step venv 120 bash -c 'venv_with_torch "$0" "$1"' "$base_py" "$venv"
+step install 120 "$venv/bin/python" -m pip install --no-deps --no-index "$wheel"
 cd "$work" || exit 1 # away from the source tree: the installed package
-step version "$venv/bin/greenctx" --version
-step info "$venv/bin/greenctx" info
+step version 30 "$venv/bin/greenctx" --version
+step info 60 "$venv/bin/greenctx" info
 matmul=$(cd "$OLDPWD" && realpath tests/gpu/torch_matmul.py)
-step run-plain bash -o pipefail -c "'$venv/bin/python' '$matmul' 4096 3 | tee '$out/matmul-plain.txt'"
-step run-16 bash -o pipefail -c \
+step run-plain 120 bash -o pipefail -c "'$venv/bin/python' '$matmul' 4096 3 | tee '$out/matmul-plain.txt'"
+step run-16 120 bash -o pipefail -c \
   "'$venv/bin/greenctx' run --sms 16 -- '$venv/bin/python' '$matmul' 4096 3 | tee '$out/matmul-16.txt'"
 same_result() { # the plain and the confined run printed the same digest (and one at all)
   local plain confined
@@ -75,16 +64,12 @@ same_result() { # the plain and the confined run printed the same digest (and on
   echo "plain: ${plain:-none}; on 16 SMs: ${confined:-none}"
   [ -n "$plain" ] && [ "$plain" = "$confined" ]
 }
-step run-16-same-result same_result
-step import "$venv/bin/python" -c '
+export out
+export -f same_result
+step run-16-same-result 10 bash -c same_result
+step import 60 "$venv/bin/python" -c '
 import greenctx
 print("greenctx", greenctx.__version__, greenctx.__file__)
 parts = greenctx.PartitionSet.create(greenctx.Device(0), "16,rest")
 print("16,rest:", [parts[i].obtained for i in range(len(parts))])'
-echo | tee -a "$log"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "RELEASE GPU CHECK PASSED" | tee -a "$log"
-  exit 0
-fi
-echo "RELEASE GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
-exit 1
+finish_checks "RELEASE GPU CHECK"
