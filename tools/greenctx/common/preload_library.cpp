@@ -4,6 +4,7 @@
 
 #include <run_protocol.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -63,7 +64,11 @@ std::string preload_library() {
     folders.push_back(here + "/../lib/" GREENCTX_LIBRARY_ARCHITECTURE);
   folders.push_back(here + "/../preload");
   std::string searched;
-  for (const std::string &folder : folders) {
+  for (auto it = folders.begin(); it != folders.end(); ++it) {
+    const std::string &folder = *it;
+    if (std::find(folders.begin(), it, folder) != it)
+      continue; // the baked folder is often one of the usual ones
+
     const std::string candidate = folder + "/libgreenctx_preload.so";
     char resolved[PATH_MAX];
     if (access(candidate.c_str(), R_OK) == 0 && realpath(candidate.c_str(), resolved)) {
