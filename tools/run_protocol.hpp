@@ -43,6 +43,11 @@ inline constexpr const char *env_measure = "GREENCTX_RUN_MEASURE";
 /// "1": a confined device reports its real SM count (cuDeviceGetAttribute and the device's SM
 /// resource), not the partition's (greenctx run --real-sm-count).
 inline constexpr const char *env_real_sm_count = "GREENCTX_RUN_REAL_SM_COUNT";
+/// "1": the program sees the CUDA 13.1 green-context entry points on an older driver
+/// (cuDevSmResourceSplit, cuStreamGetDevResource, the work-queue resource types), made by the
+/// library, and a CUDA 13.1+ runtime in it is told driver version 13010 so that it asks for them
+/// (greenctx run --cuda-13.1). Works with or without confinement.
+inline constexpr const char *env_cuda_13_1 = "GREENCTX_RUN_CUDA_13_1";
 /// Overrides where the CLI finds the preload library (checked by loading it before anything runs).
 inline constexpr const char *env_preload = "GREENCTX_PRELOAD";
 

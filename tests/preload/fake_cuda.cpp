@@ -61,8 +61,10 @@ std::unordered_map<CUstream, unsigned> stream_flags; // by handle: fuzz_compat_f
 CUresult CUDAAPI init(unsigned) {
   return CUDA_SUCCESS;
 }
+// 13000, or GREENCTX_FAKE_DRIVER_VERSION.
 CUresult CUDAAPI driver_version(int *v) {
-  *v = 13000;
+  const char *env = std::getenv("GREENCTX_FAKE_DRIVER_VERSION");
+  *v = env && *env ? std::atoi(env) : 13000;
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI error_name(CUresult, const char **s) {
@@ -364,6 +366,13 @@ CUresult CUDAAPI memcpy_htod_ptds(CUdeviceptr, const void *, size_t) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI host_func(CUstream s, CUhostFn fn, void *data) {
+  note("host_func " + name(s));
+  if (fn)
+    fn(data); // the fake runs nothing on a GPU: the stream's earlier work has "finished"
+  return CUDA_SUCCESS;
+}
+
 // Logs the upload stream (when the parameters ask for an upload) and answers both outputs.
 CUresult CUDAAPI graph_instantiate(CUgraphExec *exec, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *p) {
   if (!p)
@@ -377,6 +386,14 @@ CUresult CUDAAPI graph_instantiate(CUgraphExec *exec, CUgraph, CUDA_GRAPH_INSTAN
   p->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
   return CUDA_SUCCESS;
 }
+
+} // namespace
+
+extern "C" CUresult CUDAAPI cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+                                                CUdriverProcAddressQueryResult *);
+extern "C" CUresult CUDAAPI cuGetProcAddress(const char *, void **, int, cuuint64_t);
+
+namespace {
 
 struct fn {
   const char *name;
@@ -438,13 +455,38 @@ const fn table[] = {
     {"cuLaunchKernel", (void *)&launch, (void *)&launch_ptsz},
     {"cuMemcpyHtoD", (void *)&memcpy_htod, (void *)&memcpy_htod_ptds},
     {"cuGraphInstantiateWithParams", (void *)&graph_instantiate, nullptr},
+    {"cuLaunchHostFunc", (void *)&host_func, nullptr},
+    {"cuGetProcAddress", (void *)&cuGetProcAddress_v2, nullptr, 12000},
+    {"cuGetProcAddress", (void *)&cuGetProcAddress, nullptr},
 };
+
+// GREENCTX_FAKE_LOOKUP_LOG=FILE: every cuGetProcAddress request is appended to FILE as
+// "NAME VERSION FLAGS" (what a CUDA runtime asks of a driver of the version the fake reports).
+void log_lookup(const char *symbol, int version, cuuint64_t flags) {
+  static const char *path = std::getenv("GREENCTX_FAKE_LOOKUP_LOG");
+  if (!path || !*path)
+    return;
+  std::lock_guard lock(log_mutex);
+  if (FILE *f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s %d %llu\n", symbol, version, static_cast<unsigned long long>(flags));
+    std::fclose(f);
+  }
+}
 
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) CUresult
 cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                     CUdriverProcAddressQueryResult *found) {
+  log_lookup(symbol, version, flags);
+  int driver = 0;
+  driver_version(&driver);
+  if (version > driver) { // as real drivers answer an ABI newer than themselves
+    *pfn = nullptr;
+    if (found)
+      *found = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   for (const fn &f : table) // newest ABI first where there are several
     if (std::strcmp(f.name, symbol) == 0 && f.version <= version) {
       *pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && f.per_thread ? f.per_thread
@@ -485,4 +527,12 @@ extern "C" __attribute__((visibility("default"))) void fake_cuda_set_capturing(C
     capturing.push_back(s);
   else
     capturing.erase(std::remove(capturing.begin(), capturing.end(), s), capturing.end());
+}
+
+// The two symbols a CUDA runtime looks up by name before it asks cuGetProcAddress for the rest.
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuDriverGetVersion(int *v) {
+  return driver_version(v);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuInit(unsigned flags) {
+  return init(flags);
 }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,14 +75,56 @@ unsigned cluster_in_kernel(CUfunction f) {
   return static_cast<unsigned>(x * std::max(y, 1) * std::max(z, 1));
 }
 
+// Clusters of `cluster` blocks of `block` threads and `shared_bytes` of shared memory each that
+// run at once in context `ctx`, by the occupancy calculator over the probe kernel; null when it
+// could not be asked.
+std::optional<int> active_clusters(CUcontext ctx, unsigned cluster, const unsigned (&block)[3],
+                                   unsigned shared_bytes) {
+  const real_driver &d = real();
+  const probe_driver &p = probe_fns();
+  if (!p.ok() || d.push_current(ctx) != CUDA_SUCCESS)
+    return std::nullopt;
+  std::optional<int> answer;
+  CUmodule module = nullptr;
+  CUfunction fn = nullptr;
+  if (p.load(&module, probe_ptx) == CUDA_SUCCESS) {
+    if (p.get_function(&fn, module, "greenctx_cluster_probe") == CUDA_SUCCESS &&
+        p.set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) ==
+            CUDA_SUCCESS &&
+        p.set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        static_cast<int>(shared_bytes)) == CUDA_SUCCESS) {
+      CUlaunchAttribute attr{};
+      attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr.value.clusterDim.x = cluster;
+      attr.value.clusterDim.y = 1;
+      attr.value.clusterDim.z = 1;
+      CUlaunchConfig c{};
+      c.gridDimX = cluster;
+      c.gridDimY = c.gridDimZ = 1;
+      c.blockDimX = block[0];
+      c.blockDimY = block[1];
+      c.blockDimZ = block[2];
+      c.sharedMemBytes = shared_bytes;
+      c.attrs = &attr;
+      c.numAttrs = 1;
+      int clusters = 0;
+      if (p.active_clusters(&clusters, fn, &c) == CUDA_SUCCESS)
+        answer = clusters;
+    }
+    p.unload(module);
+  }
+  CUcontext popped = nullptr;
+  d.pop_current(&popped);
+  return answer;
+}
+
 // Whether a cluster of `cluster` blocks of `config`'s shape fits a green context of `sms` SMs of
 // `device` (made, asked and destroyed here: each such probe costs the driver's create/destroy
 // leak, about 4 MiB of device memory on driver 580). Null when it could not be asked.
 std::optional<bool> fits_partition(int device, unsigned sms, unsigned cluster,
                                    const CUlaunchConfig &launch, unsigned shared_bytes) {
   const real_driver &d = real();
-  const probe_driver &p = probe_fns();
-  if (!p.ok() || !d.device_resource || !d.split || !d.generate_desc || !d.green_create)
+  if (!d.device_resource || !d.split || !d.generate_desc || !d.green_create)
     return std::nullopt;
   CUdevResource all{}, group{};
   unsigned n = 1;
@@ -94,38 +138,10 @@ std::optional<bool> fits_partition(int device, unsigned sms, unsigned cluster,
   if (d.green_create(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS)
     return std::nullopt;
   std::optional<bool> answer;
-  if (d.from_green(&ctx, green) == CUDA_SUCCESS && d.push_current(ctx) == CUDA_SUCCESS) {
-    CUmodule module = nullptr;
-    CUfunction fn = nullptr;
-    if (p.load(&module, probe_ptx) == CUDA_SUCCESS) {
-      if (p.get_function(&fn, module, "greenctx_cluster_probe") == CUDA_SUCCESS &&
-          p.set_attribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) ==
-              CUDA_SUCCESS &&
-          p.set_attribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          static_cast<int>(shared_bytes)) == CUDA_SUCCESS) {
-        CUlaunchAttribute attr{};
-        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = cluster;
-        attr.value.clusterDim.y = 1;
-        attr.value.clusterDim.z = 1;
-        CUlaunchConfig c{};
-        c.gridDimX = cluster;
-        c.gridDimY = c.gridDimZ = 1;
-        c.blockDimX = launch.blockDimX;
-        c.blockDimY = launch.blockDimY;
-        c.blockDimZ = launch.blockDimZ;
-        c.sharedMemBytes = shared_bytes;
-        c.attrs = &attr;
-        c.numAttrs = 1;
-        int clusters = 0;
-        if (p.active_clusters(&clusters, fn, &c) == CUDA_SUCCESS)
-          answer = clusters > 0;
-      }
-      p.unload(module);
-    }
-    CUcontext popped = nullptr;
-    d.pop_current(&popped);
-  }
+  if (d.from_green(&ctx, green) == CUDA_SUCCESS)
+    if (const std::optional<int> clusters = active_clusters(
+            ctx, cluster, {launch.blockDimX, launch.blockDimY, launch.blockDimZ}, shared_bytes))
+      answer = *clusters > 0;
   d.green_destroy(green);
   return answer;
 }
@@ -151,6 +167,44 @@ std::vector<unsigned> partition_sizes(int device) {
 }
 
 } // namespace
+
+std::optional<unsigned> proven_clusters(CUdevice device, const std::vector<CUdevResource> &pieces,
+                                        unsigned cluster) {
+  const real_driver &d = real();
+  if (!d.generate_desc || !d.green_create || !d.from_green || !d.device_attribute)
+    return std::nullopt;
+  static std::mutex mutex;
+  static auto *made = new std::map<std::string, CUcontext>; // never destroyed (the driver's leak)
+  const std::string key(reinterpret_cast<const char *>(pieces.data()),
+                        pieces.size() * sizeof(CUdevResource));
+  CUcontext ctx = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = made->find(key); it != made->end()) {
+      ctx = it->second;
+    } else {
+      std::vector<CUdevResource> raw = pieces;
+      CUdevResourceDesc desc = nullptr;
+      CUgreenCtx green = nullptr;
+      if (d.generate_desc(&desc, raw.data(), static_cast<unsigned>(raw.size())) != CUDA_SUCCESS ||
+          d.green_create(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
+          d.from_green(&ctx, green) != CUDA_SUCCESS)
+        return std::nullopt;
+      made->emplace(key, ctx);
+    }
+  }
+  // More than half an SM's shared memory per block: one block per SM, as greenctx's library
+  // proves a group (src/core/occupancy.cpp).
+  int per_sm = 0, per_block = 0;
+  d.device_attribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, device);
+  d.device_attribute(&per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device);
+  const int shared = std::min(per_block, per_sm / 2 + 1024);
+  const std::optional<int> n =
+      active_clusters(ctx, cluster, {32, 1, 1}, static_cast<unsigned>(std::max(shared, 0)));
+  if (!n)
+    return std::nullopt;
+  return static_cast<unsigned>(std::max(*n, 0));
+}
 
 void explain_cluster_refusal(CUfunction f, const CUlaunchConfig &launch) {
   static std::atomic<bool> said{false};

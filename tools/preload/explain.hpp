@@ -5,6 +5,9 @@
 
 #include <cuda.h>
 
+#include <optional>
+#include <vector>
+
 namespace greenctx::preload {
 
 /// A kernel launch was refused with CUDA_ERROR_INVALID_CLUSTER_SIZE in a confined context:
@@ -12,5 +15,11 @@ namespace greenctx::preload {
 /// this kernel that fits the partition) and which --sms would fit it. `launch` is the launch's
 /// (for cuLaunchKernel: its grid, block, shared memory and stream, no attributes).
 void explain_cluster_refusal(CUfunction f, const CUlaunchConfig &launch);
+
+/// How many clusters of `cluster` blocks run at once on the SMs of `pieces` (one block per SM), by
+/// the occupancy calculator in a green context of them, made once per set of pieces and kept for
+/// the process. Null when the driver could not be asked.
+std::optional<unsigned> proven_clusters(CUdevice device, const std::vector<CUdevResource> &pieces,
+                                        unsigned cluster);
 
 } // namespace greenctx::preload

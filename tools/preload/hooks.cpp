@@ -9,6 +9,8 @@
 // (streams.hpp) around work on a confined context, and calls the driver's own function.
 #include "contexts.hpp"
 #include "explain.hpp"
+#include "hooks.hpp"
+#include "provided.hpp"
 #include "report.hpp"
 #include "streams.hpp"
 
@@ -54,6 +56,10 @@ enum class kind {
   primary_reset,
   device_attribute,
   device_resource,
+  ctx_resource,
+  green_resource,
+  generate_desc,
+  green_create,
   pointer_attribute,
   pointer_attributes,
 };
@@ -182,12 +188,64 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
   return rc;
 }
 
+// What a hook does while the program is confined (GREENCTX_RUN_SMS or GREENCTX_RUN_SPLIT).
+template <kind K, bool PerThread, class Fn, class... A>
+CUresult handle_confined(std::size_t index, Fn legacy, A... a);
+
 template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::size_t index, A... a) {
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
+  auto args = std::tie(a...);
+
+  // ---- the 13.1 API on older drivers (--cuda-13.1; provided.hpp), confined or not ----
+  if constexpr (K == kind::device_resource || K == kind::ctx_resource ||
+                K == kind::green_resource) {
+    if (config().cuda_13_1) {
+      std::optional<CUdevice> device;
+      if constexpr (K == kind::device_resource) {
+        device = std::get<0>(args);
+      } else if constexpr (K == kind::ctx_resource) {
+        device = device_of_context(std::get<0>(args));
+      } else {
+        CUcontext c = nullptr;
+        if (real().from_green && real().from_green(&c, std::get<0>(args)) == CUDA_SUCCESS)
+          device = device_of_context(c);
+      }
+      if (device)
+        if (const std::optional<CUresult> wq =
+                workqueue_resource(*device, std::get<1>(args), static_cast<int>(std::get<2>(args))))
+          return *wq;
+      const CUresult rc = K == kind::device_resource && config().active
+                              ? handle_confined<K, PerThread, Fn, A...>(index, legacy, a...)
+                              : legacy(a...);
+      if (rc == CUDA_SUCCESS && device && std::get<1>(args))
+        note_resource(*std::get<1>(args), *device);
+      return rc;
+    }
+  } else if constexpr (K == kind::generate_desc) {
+    CUresult refusal = CUDA_SUCCESS;
+    if (const auto expanded = resources_for_desc(std::get<1>(args), std::get<2>(args), &refusal)) {
+      std::vector<CUdevResource> r = *expanded;
+      return legacy(std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
+    }
+    return refusal != CUDA_SUCCESS ? refusal : legacy(a...);
+  } else if constexpr (K == kind::green_create) {
+    // CUDA 13.1 accepts CU_GREEN_CTX_NONE (0); 13.0 drivers require the default-stream flag.
+    if (config().cuda_13_1 && std::get<3>(args) == 0)
+      std::get<3>(args) = CU_GREEN_CTX_DEFAULT_STREAM;
+    return legacy(a...);
+  }
   if (!config().active) // GREENCTX_RUN_MEASURE alone: nothing changes (the call times it)
     return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
+  if constexpr (K == kind::generate_desc || K == kind::green_create)
+    return legacy(a...); // handled above
+  else
+    return handle_confined<K, PerThread, Fn, A...>(index, legacy, a...);
+}
+
+template <kind K, bool PerThread, class Fn, class... A>
+CUresult handle_confined(std::size_t index, Fn legacy, A... a) {
   auto args = std::tie(a...);
 
   // ---- contexts ----
@@ -551,6 +609,10 @@ void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, 
                             : reinterpret_cast<void *>(&hooked_get_proc);
     return;
   }
+  if (config().cuda_13_1 && std::strcmp(symbol, "cuDriverGetVersion") == 0) {
+    *pfn = reinterpret_cast<void *>(&driver_version_for_caller);
+    return;
+  }
   if (!config().hooks() || symbol[0] != 'c' || symbol[1] != 'u')
     return;
   load_reals();
@@ -582,24 +644,48 @@ void hook_result(const char *symbol, void **pfn, int version, cuuint64_t flags, 
           "blocking stream emulation");
 }
 
+// An entry point the driver lacks and greenctx provides (--cuda-13.1): found.
+// What the driver found, hooked; or, where it found nothing, an entry point greenctx provides
+// (--cuda-13.1, provided.hpp).
+CUresult finish_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags, CUresult rc,
+                       CUdriverProcAddressQueryResult *found) {
+  if (rc == CUDA_SUCCESS || !pfn) {
+    hook_result(symbol, pfn, version, flags, rc);
+    return rc;
+  }
+  void *mine = provided_entry(symbol, version, flags);
+  if (!mine)
+    return rc;
+  mark_cuda_used();
+  *pfn = mine;
+  if (found)
+    *found = CU_GET_PROC_ADDRESS_SUCCESS;
+  debug("cuGetProcAddress(%s, %d): provided by greenctx", symbol, version);
+  return CUDA_SUCCESS;
+}
+
 CUresult hooked_get_proc_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                             CUdriverProcAddressQueryResult *found) {
   if (!real().get_proc_v2)
     return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult rc = real().get_proc_v2(symbol, pfn, version, flags, found);
-  hook_result(symbol, pfn, version, flags, rc);
-  return rc;
+  return finish_lookup(symbol, pfn, version, flags,
+                       real().get_proc_v2(symbol, pfn, version, flags, found), found);
 }
 
 CUresult hooked_get_proc(const char *symbol, void **pfn, int version, cuuint64_t flags) {
   if (!real().get_proc)
     return CUDA_ERROR_NOT_INITIALIZED;
-  const CUresult rc = real().get_proc(symbol, pfn, version, flags);
-  hook_result(symbol, pfn, version, flags, rc);
-  return rc;
+  return finish_lookup(symbol, pfn, version, flags, real().get_proc(symbol, pfn, version, flags),
+                       nullptr);
 }
 
 } // namespace
+
+void *program_lookup(const char *name, int version, unsigned long long flags) {
+  void *p = nullptr;
+  return hooked_get_proc_v2(name, &p, version, flags, nullptr) == CUDA_SUCCESS ? p : nullptr;
+}
+
 } // namespace greenctx::preload
 
 GREENCTX_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
@@ -619,7 +705,16 @@ GREENCTX_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int ve
 GREENCTX_EXPORT void *dlsym(void *handle, const char *name) {
   using namespace greenctx::preload;
   void *found = real_dlsym() ? real_dlsym()(handle, name) : nullptr;
-  if (!found || !name || name[0] != 'c' || name[1] != 'u')
+  if (!name || name[0] != 'c' || name[1] != 'u')
+    return found;
+  if (config().cuda_13_1) { // the version, and the 13.1 names the driver lacks (provided.hpp)
+    if (found && std::strcmp(name, "cuDriverGetVersion") == 0)
+      return reinterpret_cast<void *>(&driver_version_for_caller);
+    if (!found)
+      if (void *mine = provided_symbol(name)) // decides when called: nothing is loaded here
+        return mine;
+  }
+  if (!found)
     return found;
   if (std::strcmp(name, "cuGetProcAddress_v2") == 0)
     return reinterpret_cast<void *>(&cuGetProcAddress_v2);

@@ -21,9 +21,21 @@ int attribute(CUdevice device, CUdevice_attribute a) {
   return v;
 }
 
-// The split and the intermediate contexts the planner asks for, with the driver's own calls: what
-// src/core/group_split_driver.cpp's driver_backend does through greenctx's driver layer.
-split_backend raw_backend(CUdevice device, granularity documented, int cc_major) {
+} // namespace
+
+planner_device planner_device_of(CUdevice device) {
+  planner_device p;
+  p.device = device;
+  p.cc_major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  p.documented = documented_granularity(
+      p.cc_major, attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+  return p;
+}
+
+split_backend raw_backend(const planner_device &dev) {
+  const CUdevice device = dev.device;
+  const granularity documented = dev.documented;
+  const int cc_major = dev.cc_major;
   split_backend b;
   b.split = [device, documented, cc_major](const sm_resource &input, unsigned unit, bool ignore) {
     static std::atomic<std::uint64_t> origin{0};
@@ -70,6 +82,8 @@ split_backend raw_backend(CUdevice device, granularity documented, int cc_major)
   return b;
 }
 
+namespace {
+
 std::vector<CUdevResource> raw_of(const std::vector<sm_resource> &pieces) {
   std::vector<CUdevResource> raw;
   for (const sm_resource &p : pieces)
@@ -92,11 +106,10 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     return {};
   }
   try {
-    const int major = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    const int minor = attribute(device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    const planner_device dev = planner_device_of(device);
+    const int major = dev.cc_major;
     const auto f = static_cast<split_flags>(flags);
-    const granularity documented = documented_granularity(major, minor);
-    const sm_resource input = reported_sm_resource(all, device, documented, major);
+    const sm_resource input = dev.resource(all);
     const granularity reported = input.grain();
     const partition_plan plan = plan_partitions(parse_partition_request(spec), all.sm.smCount,
                                                 effective_granularity(reported, major, f), f);
@@ -110,8 +123,8 @@ std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsi
     std::vector<sm_group_params> params = to_group_params(plan);
     const group_limits limits = make_group_limits(all.sm.smCount, reported, major);
     apply_group_defaults(params, limits);
-    const group_split_result made = plan_group_split(input, params, {split_unit_of(plan)}, limits,
-                                                     raw_backend(device, documented, major), false);
+    const group_split_result made =
+        plan_group_split(input, params, {split_unit_of(plan)}, limits, raw_backend(dev), false);
     const auto &part = plan.parts[index];
     if (part.rest) {
       if (made.remainder.pieces.empty()) {

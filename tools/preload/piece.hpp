@@ -8,10 +8,30 @@
 
 #include <cuda.h>
 
+#include "greenctx/plan/group_plan.hpp"
+#include "greenctx/plan/granularity.hpp"
+
 #include <string>
 #include <vector>
 
 namespace greenctx::preload {
+
+/// What the planner needs to know of a device: its compute capability and documented granularity.
+struct planner_device {
+  CUdevice device = 0;
+  int cc_major = 0;
+  granularity documented;
+  /// A resource the driver gave for this device, as the planner reads it.
+  sm_resource resource(const CUdevResource &raw) const {
+    return reported_sm_resource(raw, device, documented, cc_major);
+  }
+};
+planner_device planner_device_of(CUdevice device);
+
+/// The planner's split and intermediate green contexts (greenctx/plan/group_plan.hpp) over the
+/// driver's own calls: what src/core/group_split_driver.cpp's backend does through greenctx's
+/// driver layer. Intermediate contexts are kept for the life of the process.
+split_backend raw_backend(const planner_device &dev);
 
 /// The SM resources of piece `index` of split `spec` on `device` (split flags `flags`, CUDA's
 /// bits), in the order a descriptor takes them; empty, with *why said, when it cannot be made.

@@ -15,6 +15,7 @@ struct settings {
   bool active = false;            ///< GREENCTX_RUN_SMS or GREENCTX_RUN_SPLIT is set: confine
   bool measure = false;           ///< GREENCTX_RUN_MEASURE=1: time the GPU phase (also unconfined)
   bool real_sm_count = false;     ///< GREENCTX_RUN_REAL_SM_COUNT=1: do not report N SMs
+  bool cuda_13_1 = false;         ///< GREENCTX_RUN_CUDA_13_1=1: provide the 13.1 entry points
   unsigned sms = 0;               ///< SMs per confined device (0 with a piece of a split)
   bool all_devices = true;        ///< GREENCTX_RUN_DEVICES=all (or unset)
   unsigned long long devices = 0; ///< bit d: device d is confined (when !all_devices)
@@ -36,7 +37,7 @@ struct settings {
   }
 
   /// Whether the hooks are handed out at all: to confine, or only to time the GPU phase.
-  bool hooks() const { return active || measure; }
+  bool hooks() const { return active || measure || cuda_13_1; }
 
   bool confines(int device) const {
     return all_devices || (device >= 0 && device < 64 && ((devices >> device) & 1ull));

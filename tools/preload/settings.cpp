@@ -37,6 +37,7 @@ settings read_settings(const char *(*lookup)(const char *)) {
     s.trace_calls = std::strcmp(v, rp::debug_calls) == 0;
   s.measure = flag(rp::env_measure);
   s.real_sm_count = flag(rp::env_real_sm_count);
+  s.cuda_13_1 = flag(rp::env_cuda_13_1);
   s.report = lookup(rp::env_report);
   if (const char *v = lookup(rp::env_root_pid))
     s.root_pid = decimal(v);

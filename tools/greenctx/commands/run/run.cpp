@@ -40,7 +40,10 @@ struct run_options {
   bool strict = false;
   bool quiet = false;
   bool real_sm_count = false;
+  bool cuda_13_1 = false;
   std::vector<std::string> command;
+
+  bool confines() const { return sms != 0 || !split.empty() || piece.has_value(); }
 };
 
 // With the driver, in the check child: the split gives device `d` the piece (made as the
@@ -66,6 +69,29 @@ void check_piece(const run_options &opt, const partition_request &split, int d) 
   if (opt.strict)
     throw request_error(CUDA_ERROR_NOT_SUPPORTED, api, why + " (--strict refuses to run without)");
   std::fprintf(stderr, "greenctx run: %s\n", why.c_str());
+}
+
+// With the driver, in the check child, for --cuda-13.1: what it can do on this driver, said on
+// stderr where it changes nothing; refused below CUDA 12.4 (no green contexts at all).
+void check_cuda_13_1() {
+  const int version = query_driver().version;
+  if (version < 12040)
+    throw error(CUDA_ERROR_NOT_SUPPORTED, api,
+                fmt::format("--cuda-13.1: the driver is CUDA {}, which has no green contexts "
+                            "(CUDA 12.4 or newer has them)",
+                            format_cuda_version(version)));
+  if (version >= 13010)
+    std::fprintf(stderr,
+                 "greenctx run: --cuda-13.1: the driver is CUDA %s, which has the 13.1 "
+                 "green-context entry points itself: the program uses them, nothing is "
+                 "provided\n",
+                 format_cuda_version(version).c_str());
+  else if (version < 13000)
+    std::fprintf(stderr,
+                 "greenctx run: --cuda-13.1: the driver is CUDA %s: programs on the driver API "
+                 "get the 13.1 entry points, but CUDA 13 runtimes refuse drivers older than 13.0 "
+                 "(cudaErrorInsufficientDriver) whatever greenctx does\n",
+                 format_cuda_version(version).c_str());
 }
 
 // With the driver, in the check child: every device to confine exists and --sms is a size a
@@ -111,10 +137,11 @@ int run_run(const run_options &opt) {
   if (opt.command.empty())
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "no program: greenctx run --sms N -- PROGRAM ARGS...");
-  if (opt.split.empty() == (opt.sms == 0) || opt.split.empty() == opt.piece.has_value())
+  if ((opt.confines() || !opt.cuda_13_1) &&
+      (opt.split.empty() == (opt.sms == 0) || opt.split.empty() == opt.piece.has_value()))
     throw request_error(CUDA_ERROR_INVALID_VALUE, api,
                         "give either --sms N or --split S with --piece I (a piece of a split, "
-                        "such as --split 16,rest --piece 1)");
+                        "such as --split 16,rest --piece 1), or --cuda-13.1 alone");
   // A malformed split is bad input, before the driver; parsed once, given on as text to the
   // preload library.
   std::optional<partition_request> split;
@@ -128,7 +155,10 @@ int run_run(const run_options &opt) {
   const std::string library = preload_library();
   if (const int rc = check_in_child([&] {
         check_preload_loads(library);
-        check_devices(opt, split, devices);
+        if (opt.cuda_13_1)
+          check_cuda_13_1();
+        if (opt.confines())
+          check_devices(opt, split, devices);
       });
       rc != exit_ok)
     return rc;
@@ -140,14 +170,18 @@ int run_run(const run_options &opt) {
   set("LD_PRELOAD", library + (existing && *existing ? ":" + std::string(existing) : ""));
   const split_flags flags =
       opt.ignore_coscheduling ? split_flags::ignore_sm_coscheduling : split_flags::none;
-  if (!split) {
-    set(protocol::env_sms, std::to_string(opt.sms));
-  } else {
+  if (split) {
     set(protocol::env_split, split->to_string());
     set(protocol::env_piece, std::to_string(*opt.piece));
+  } else if (opt.sms) {
+    set(protocol::env_sms, std::to_string(opt.sms));
   }
-  set(protocol::env_devices, devices ? join_ordinals(*devices) : "all");
-  set(protocol::env_split_flags, std::to_string(static_cast<unsigned>(flags))); // CUDA's bits
+  if (opt.confines()) {
+    set(protocol::env_devices, devices ? join_ordinals(*devices) : "all");
+    set(protocol::env_split_flags, std::to_string(static_cast<unsigned>(flags))); // CUDA's bits
+  }
+  if (opt.cuda_13_1)
+    set(protocol::env_cuda_13_1, "1");
   if (opt.strict)
     set(protocol::env_strict, "1");
   if (opt.quiet)
@@ -208,9 +242,17 @@ void add_run(CLI::App &app, action &run) {
                 "Tell the program each confined GPU's real SM count (cuDeviceGetAttribute "
                 "MULTIPROCESSOR_COUNT, the device's SM resource); by default it is told N, its "
                 "partition's");
+  cmd->add_flag("--cuda-13.1", opt->cuda_13_1,
+                "Give the program the CUDA 13.1 green-context API on this older driver, without "
+                "rebuilding it: cuDevSmResourceSplit and cuStreamGetDevResource made by greenctx, "
+                "and driver version 13010 told to the code built for 13.1 (its runtime then asks "
+                "for them). With or without --sms (docs/compat-13.1.md, \"Without "
+                "recompiling\")");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->footer(fmt::format(
       "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
+      "A program built with CUDA 13.1+ that splits SMs, on a CUDA 13.0 driver: greenctx run "
+      "--cuda-13.1 -- ./app\n"
       "Two processes on disjoint SMs (start MPS first): greenctx run --split 16,rest --piece 0 "
       "-- ./serve & greenctx run --split 16,rest --piece 1 -- ./train\n"
       "Before anything runs, greenctx checks the program, --device, the preload library (by "

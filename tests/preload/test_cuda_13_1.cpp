@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// greenctx run --cuda-13.1 on the fake driver (CUDA 13.0): the 13.1 green-context entry points
+// the preload library provides (cuDevSmResourceSplit, cuStreamGetDevResource, cuLaunchHostFunc's
+// 13.1 ABI, the work-queue resource types), the driver version each caller is told, and nothing
+// provided without the option. Each group runs as ctest entries of its own, with its environment.
+#include "preload_fixture.hpp"
+
+#include <cstring>
+
+namespace {
+
+using namespace preload_test;
+
+// CUDA 13.1's types, which 13.0 headers lack.
+struct group_params {
+  unsigned smCount = 0;
+  unsigned coscheduledSmCount = 0;
+  unsigned preferredCoscheduledSmCount = 0;
+  unsigned flags = 0;
+  unsigned reserved[12] = {};
+};
+using split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResource *, CUdevResource *,
+                              unsigned, group_params *);
+using stream_resource_fn = CUresult (*)(CUstream, CUdevResource *, int);
+using host_func_13_1_fn = CUresult (*)(CUstream, CUhostFn, void *, unsigned);
+constexpr int workqueue_config = 1000, workqueue = 10000;
+
+bool providing() {
+  const char *v = std::getenv("GREENCTX_RUN_CUDA_13_1");
+  return v && std::string(v) == "1";
+}
+
+#define REQUIRE_OPTION()                                                                           \
+  if (!providing())                                                                                \
+    GTEST_SKIP() << "runs as its own ctest entries, with GREENCTX_RUN_CUDA_13_1=1";                \
+  ASSERT_NE(preload(), nullptr) << dlerror()
+
+// Device 0's SMs as the program sees them: 132, or 16 confined.
+CUdevResource device_sms() {
+  CUdevResource r{};
+  EXPECT_EQ(cu().resource(0, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  return r;
+}
+
+// Half the SMs, in whole units of 8: a group of several pieces that leaves room for more.
+unsigned half(const CUdevResource &all) {
+  return all.sm.smCount / 16 * 8;
+}
+
+// The SMs of a green context made from `r` (the fake driver's descriptor adds up its resources).
+unsigned green_sms(CUdevResource *r, unsigned n) {
+  auto generate = get<PFN_cuDevResourceGenerateDesc_v12040>("cuDevResourceGenerateDesc", 12040);
+  auto create = get<PFN_cuGreenCtxCreate_v12040>("cuGreenCtxCreate", 12040);
+  auto resource = get<PFN_cuGreenCtxGetDevResource_v12040>("cuGreenCtxGetDevResource", 12040);
+  CUdevResourceDesc desc = nullptr;
+  CUgreenCtx g = nullptr;
+  CUdevResource out{};
+  if (generate(&desc, r, n) != CUDA_SUCCESS || create(&g, desc, 0, 0) != CUDA_SUCCESS ||
+      resource(g, &out, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS)
+    return 0;
+  return out.sm.smCount;
+}
+
+TEST(PreloadCuda131, TheEntryPointsAreFoundAtTheirAbiOnly) {
+  REQUIRE_OPTION();
+  EXPECT_NE(get<split_fn>("cuDevSmResourceSplit", 13010), nullptr);
+  EXPECT_NE(get<split_fn>("cuDevSmResourceSplit", 13050), nullptr);
+  EXPECT_EQ(get<split_fn>("cuDevSmResourceSplit", 13000), nullptr) << "no such ABI before 13.1";
+  EXPECT_NE(get<stream_resource_fn>("cuStreamGetDevResource", 13010), nullptr);
+  EXPECT_NE(get<stream_resource_fn>("cuStreamGetDevResource", 13010, true), nullptr);
+  EXPECT_NE(get<host_func_13_1_fn>("cuLaunchHostFunc", 13010), nullptr);
+  EXPECT_EQ(get<void *>("cuGraphGetId", 13010), nullptr) << "other 13.1 entry points stay absent";
+  EXPECT_EQ(dlsym(preload(), "cuDevSmResourceSplit") != nullptr, true) << "and as a symbol";
+}
+
+TEST(PreloadCuda131, SplitsGroupsOfTheirSizesAndTheRemainder) {
+  REQUIRE_OPTION();
+  auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
+  ASSERT_NE(split, nullptr);
+  const CUdevResource all = device_sms();
+  const unsigned total = all.sm.smCount, first = half(all);
+  group_params params[2];
+  params[0].smCount = first;
+  params[1].smCount = 8;
+  CUdevResource result[2]{}, rest{};
+  ASSERT_EQ(split(result, 2, &all, &rest, 0, params), CUDA_SUCCESS);
+  EXPECT_EQ(result[0].sm.smCount, first);
+  EXPECT_EQ(result[1].sm.smCount, 8u);
+  EXPECT_EQ(rest.sm.smCount, total - first - 8);
+  EXPECT_EQ(params[0].coscheduledSmCount, 8u) << "the default is written back";
+  // A group of several pieces of 8 makes a green context of all their SMs (the descriptor hook
+  // expands it), and so does the remainder.
+  EXPECT_EQ(green_sms(&result[0], 1), first);
+  EXPECT_EQ(green_sms(&result[1], 1), 8u);
+  if (rest.sm.smCount > 0)
+    EXPECT_EQ(green_sms(&rest, 1), total - first - 8);
+  CUdevResource both[2] = {result[0], result[1]};
+  EXPECT_EQ(green_sms(both, 2), first + 8);
+}
+
+TEST(PreloadCuda131, ADryRunWritesTheCountsBack) {
+  REQUIRE_OPTION();
+  auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
+  const CUdevResource all = device_sms();
+  group_params params[2];
+  params[0].smCount = half(all);
+  params[1].smCount = 0; // discovery: as many as fit
+  ASSERT_EQ(split(nullptr, 2, &all, nullptr, 0, params), CUDA_SUCCESS);
+  EXPECT_EQ(params[0].smCount, half(all));
+  EXPECT_GT(params[1].smCount, 0u);
+  EXPECT_EQ(params[1].smCount % 8, 0u);
+  EXPECT_LE(params[0].smCount + params[1].smCount, all.sm.smCount);
+}
+
+TEST(PreloadCuda131, BadRequestsAreRefusedWithCudasCodes) {
+  REQUIRE_OPTION();
+  auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
+  const CUdevResource all = device_sms();
+  CUdevResource result[2]{};
+  group_params params[2];
+  params[0].smCount = 16;
+  EXPECT_EQ(split(result, 1, &all, nullptr, 1, params), CUDA_ERROR_INVALID_VALUE) << "flags";
+  EXPECT_EQ(split(result, 0, &all, nullptr, 0, params), CUDA_ERROR_INVALID_VALUE) << "no group";
+  EXPECT_EQ(split(result, 1, &all, nullptr, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
+  params[0].reserved[3] = 1;
+  EXPECT_EQ(split(result, 1, &all, nullptr, 0, params), CUDA_ERROR_INVALID_VALUE) << "reserved";
+  params[0].reserved[3] = 0;
+  params[0].smCount = all.sm.smCount + 8;
+  EXPECT_EQ(split(result, 1, &all, nullptr, 0, params), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)
+      << "more SMs than the input has";
+  params[0].smCount = 16;
+  ASSERT_EQ(split(result, 1, &all, nullptr, 0, params), CUDA_SUCCESS);
+  EXPECT_EQ(split(&result[1], 1, &result[0], nullptr, 0, params),
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)
+      << "a group of two pieces is not split again";
+  CUdevResource not_sm{};
+  EXPECT_EQ(split(result, 1, &not_sm, nullptr, 0, params), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+}
+
+TEST(PreloadCuda131, WorkQueueResourcesAreAnsweredNotProvisioned) {
+  REQUIRE_OPTION();
+  CUdevResource r{};
+  ASSERT_EQ(cu().resource(0, &r, static_cast<CUdevResourceType>(workqueue_config)), CUDA_SUCCESS);
+  EXPECT_EQ(static_cast<int>(r.type), workqueue_config);
+  int fields[3];
+  std::memcpy(fields, reinterpret_cast<const unsigned char *>(&r) + 96, sizeof fields);
+  EXPECT_EQ(fields[0], 0) << "device";
+  const char *env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  EXPECT_EQ(fields[1], env ? std::atoi(env) : 8) << "concurrency limit";
+  EXPECT_EQ(fields[2], 0) << "sharing scope: the device context";
+  ASSERT_EQ(cu().resource(0, &r, static_cast<CUdevResourceType>(workqueue)), CUDA_SUCCESS);
+  EXPECT_EQ(static_cast<int>(r.type), workqueue);
+  // A descriptor of an SM group and a work-queue configuration: the configuration is left out.
+  CUdevResource pair[2] = {device_sms(), {}};
+  ASSERT_EQ(cu().resource(0, &pair[1], static_cast<CUdevResourceType>(workqueue_config)),
+            CUDA_SUCCESS);
+  EXPECT_EQ(green_sms(pair, 2), pair[0].sm.smCount);
+  auto generate = get<PFN_cuDevResourceGenerateDesc_v12040>("cuDevResourceGenerateDesc", 12040);
+  CUdevResourceDesc desc = nullptr;
+  EXPECT_EQ(generate(&desc, &pair[1], 1), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)
+      << "work queues alone make no green context below 13.1";
+}
+
+TEST(PreloadCuda131, AStreamTellsTheResourceOfItsGreenContext) {
+  REQUIRE_OPTION();
+  auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
+  auto stream_resource = get<stream_resource_fn>("cuStreamGetDevResource", 13010);
+  auto generate = get<PFN_cuDevResourceGenerateDesc_v12040>("cuDevResourceGenerateDesc", 12040);
+  auto create = get<PFN_cuGreenCtxCreate_v12040>("cuGreenCtxCreate", 12040);
+  auto stream_create = get<PFN_cuGreenCtxStreamCreate_v12050>("cuGreenCtxStreamCreate", 12050);
+  const CUdevResource all = device_sms();
+  group_params params[1];
+  params[0].smCount = half(all);
+  CUdevResource group{};
+  ASSERT_EQ(split(&group, 1, &all, nullptr, 0, params), CUDA_SUCCESS);
+  CUdevResourceDesc desc = nullptr;
+  CUgreenCtx g = nullptr;
+  ASSERT_EQ(generate(&desc, &group, 1), CUDA_SUCCESS);
+  ASSERT_EQ(create(&g, desc, 0, 0), CUDA_SUCCESS) << "flags 0 (CU_GREEN_CTX_NONE) accepted";
+  CUcontext ctx = nullptr;
+  auto from_green = get<PFN_cuCtxFromGreenCtx_v12040>("cuCtxFromGreenCtx", 12040);
+  ASSERT_EQ(from_green(&ctx, g), CUDA_SUCCESS);
+  ASSERT_EQ(cu().push(ctx), CUDA_SUCCESS);
+  CUstream s = nullptr;
+  if (stream_create) {
+    ASSERT_EQ(stream_create(&s, g, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+  } else {
+    ASSERT_EQ(cu().stream_create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  }
+  CUcontext popped = nullptr;
+  cu().pop(&popped);
+  CUdevResource r{};
+  ASSERT_EQ(stream_resource(s, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  EXPECT_EQ(r.sm.smCount, half(all));
+  ASSERT_EQ(stream_resource(s, &r, workqueue_config), CUDA_SUCCESS);
+  EXPECT_EQ(static_cast<int>(r.type), workqueue_config);
+}
+
+TEST(PreloadCuda131, HostFunctionsOfThe131AbiRunThroughTheOlderOne) {
+  REQUIRE_OPTION();
+  auto host_func = get<host_func_13_1_fn>("cuLaunchHostFunc", 13010);
+  ASSERT_NE(host_func, nullptr);
+  take_log();
+  int ran = 0;
+  const CUhostFn bump = [](void *p) { ++*static_cast<int *>(p); };
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 0), CUDA_SUCCESS);
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 1), CUDA_SUCCESS) << "spin-wait runs as blocking";
+  EXPECT_EQ(ran, 2);
+  EXPECT_NE(find_prefix(take_log(), "host_func"), -1);
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 7), CUDA_ERROR_INVALID_VALUE);
+}
+
+// The version each caller is told: 13010 to code that names the 13.1 entry point, the driver's own
+// to the rest (GREENCTX_PROBE_131 and GREENCTX_PROBE_PLAIN: version_probe.cpp built both ways).
+int version_seen_by(const char *library) {
+  void *probe = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(probe, nullptr) << dlerror();
+  auto seen = reinterpret_cast<int (*)(void *)>(dlsym(probe, "probe_version_seen"));
+  return seen ? seen(dlsym(preload(), "cuGetProcAddress_v2")) : -3;
+}
+
+TEST(PreloadCuda131, OnlyCodeThatKnowsThe131ApiIsToldItsVersion) {
+  REQUIRE_OPTION();
+  const char *driver = std::getenv("GREENCTX_FAKE_DRIVER_VERSION");
+  const int real = driver ? std::atoi(driver) : 13000;
+  EXPECT_EQ(version_seen_by(GREENCTX_PROBE_PLAIN), real);
+  EXPECT_EQ(version_seen_by(GREENCTX_PROBE_131), real >= 13000 && real < 13010 ? 13010 : real)
+      << "raised only on 13.0 drivers";
+}
+
+// Without --cuda-13.1 nothing is provided, and the symbol says what would work.
+TEST(PreloadWithout131, NothingIsProvided) {
+  if (providing())
+    GTEST_SKIP() << "without GREENCTX_RUN_CUDA_13_1 only";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  EXPECT_EQ(get<split_fn>("cuDevSmResourceSplit", 13010), nullptr);
+  EXPECT_EQ(get<stream_resource_fn>("cuStreamGetDevResource", 13010), nullptr);
+  EXPECT_EQ(version_seen_by(GREENCTX_PROBE_131), 13000);
+  auto symbol = reinterpret_cast<split_fn>(dlsym(preload(), "cuDevSmResourceSplit"));
+  ASSERT_NE(symbol, nullptr);
+  group_params params[1];
+  EXPECT_EQ(symbol(nullptr, 1, nullptr, nullptr, 0, params), CUDA_ERROR_NOT_FOUND);
+}
+
+} // namespace

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// A library that asks for cuDriverGetVersion through the cuGetProcAddress it is given and returns
+// what it was told. Built twice: naming cuDevSmResourceSplit (as a CUDA 13.1+ runtime does) and
+// not, to show that only the first is told 13010 under greenctx run --cuda-13.1.
+#include <cuda.h>
+
+#undef cuGetProcAddress
+
+using get_proc_fn = CUresult (*)(const char *, void **, int, cuuint64_t,
+                                 CUdriverProcAddressQueryResult *);
+
+#ifdef GREENCTX_PROBE_KNOWS_13_1
+// What a 13.1 runtime holds: the name of the entry point it asks the driver for.
+extern "C" __attribute__((visibility("default"))) const char *probe_asks_for() {
+  return "cuDevSmResourceSplit";
+}
+#endif
+
+extern "C" __attribute__((visibility("default"))) int probe_version_seen(void *get_proc) {
+  void *fn = nullptr;
+  if (reinterpret_cast<get_proc_fn>(get_proc)("cuDriverGetVersion", &fn, 2020, 0, nullptr) !=
+          CUDA_SUCCESS ||
+      !fn)
+    return -1;
+  int version = 0;
+  if (reinterpret_cast<CUresult (*)(int *)>(fn)(&version) != CUDA_SUCCESS)
+    return -2;
+  return version;
+}
