@@ -49,7 +49,7 @@ if "$python" -m pip install -q --disable-pip-version-check nvidia-cuda-cuobjdump
 else
   failures+=("cuobjdump could not be installed from PyPI, so cpu.kernels.architectures did not run")
 fi
-tests='^(cpu\.toolkit\.routing|cpu\.kernels\.architectures|install_find_package\..+)$'
+tests='^(cpu\.toolkit\.routing|cpu\.toolkit\.cudart_13_1|cpu\.kernels\.architectures|install_find_package\..+)$'
 if (cd "$build" && ctest -N -R "$tests" | grep -q 'Total Tests: [1-9]'); then
   (cd "$build" && ctest --output-on-failure --timeout 600 -R "$tests") ||
     failures+=("ctest: the CUDA 13.5, CMake 4 or kernel architecture checks")
