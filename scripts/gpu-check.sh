@@ -14,6 +14,9 @@
 #   cli        the CLI's checks (tests/cli_gpu/checks.txt)
 #   semantics  CUDA's guarantees under greenctx run (scripts/semantics-check.sh)
 #   outside    programs and libraries nobody here wrote, plain and confined (outside-check.sh)
+#   binary-compat  programs built for CUDA 13.1 with the 13.5 toolkit, plain and through greenctx
+#              run --cuda-13.1 (binary-compat-check.sh; scripts/binary-compat-build.sh makes them),
+#              and the outside programs again with --cuda-13.1 on
 #   compare    cuBLAS and PyTorch plain and on 16 SMs; scale on a GEMM, a memory-bound kernel and
 #              a PyTorch program (wall time, GPU phase, the number it prints)
 #   bench      greenctx bench, the overhead/repartition/pool benchmarks
@@ -40,7 +43,7 @@ bin="${GREENCTX_BUILD:-build}"
 cli="$bin/tools/greenctx/greenctx"
 . scripts/lib/find-nccl.sh # GREENCTX_NCCL_LIBRARY: torch's NCCL unless set
 failed=()
-groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside processes processes-bench compare bench overhead python tune comm} "
+groups=" ${GPU_CHECK_GROUPS:-tests cli semantics outside binary-compat processes processes-bench compare bench overhead python tune comm} "
 [ -n "${GPU_CHECK_SKIP_BENCH:-}" ] && groups=${groups/ bench / }
 [ -n "${GPU_CHECK_SKIP_SEMANTICS:-}" ] && groups=${groups/ semantics / }
 [ -n "${GPU_CHECK_SKIP_PYTHON:-}" ] && groups=${groups/ python / }
@@ -103,6 +106,14 @@ fi
 if want outside; then
   step_limit=$limit limit=${GPU_CHECK_OUTSIDE_TIMEOUT:-1200}
   step outside env OUT="$out/outside" GREENCTX_BUILD="$bin" scripts/outside-check.sh
+  limit=$step_limit
+fi
+if want binary-compat; then
+  step binary-compat env OUT="$out/binary-compat" GREENCTX_BUILD="$bin" \
+    scripts/binary-compat-check.sh
+  step_limit=$limit limit=${GPU_CHECK_OUTSIDE_TIMEOUT:-1200}
+  step outside-cuda-13.1 env OUT="$out/outside-cuda-13.1" GREENCTX_BUILD="$bin" \
+    OUTSIDE_RUN_OPTIONS=--cuda-13.1 scripts/outside-check.sh
   limit=$step_limit
 fi
 if want compare; then

@@ -21,7 +21,9 @@
 # OUTSIDE_ALLOW_SKIP=1: every framework is expected there), 2 if the build is incomplete, 77
 # without a GPU. Settings: OUTSIDE_SMS (16), OUTSIDE_CLUSTER16_SMS (132), OUTSIDE_STEP_TIMEOUT
 # (900 s per check, three runs), OUTSIDE_ONLY (names of the checks to run, e.g. "jax_mlp
-# clusters_8"; default all), OUTSIDE_NUMPY_WHEEL (default .whl/numpy-2.2*.whl), PYTHON (python3).
+# clusters_8"; default all), OUTSIDE_NUMPY_WHEEL (default .whl/numpy-2.2*.whl), PYTHON (python3),
+# OUTSIDE_RUN_OPTIONS (more options of every `greenctx run`, e.g. "--cuda-13.1": no library may
+# take another path because of what the option changes).
 #
 #   GREENCTX_BUILD=build-gpu scripts/outside-check.sh
 set -uo pipefail
@@ -83,8 +85,11 @@ not_run() { # not_run NAME REASON
 check() { # check NAME HARNESS-OPTIONS... -- PROGRAM ARGS...
   local name=$1; shift
   wanted "$name" || return 0
+  local extra=() option
+  for option in ${OUTSIDE_RUN_OPTIONS:-}; do extra+=("--run-option=$option"); done
   timeout -k 10 "$limit" "$py" tests/run/check_run.py --cli "$cli" --name "$name" \
-    --timeout $(( limit / 3 - 10 )) --out-dir "$out/logs" "$@" > "$out/logs/$name.log" 2>&1
+    --timeout $(( limit / 3 - 10 )) --out-dir "$out/logs" "${extra[@]}" "$@" \
+    > "$out/logs/$name.log" 2>&1
   local rc=$?
   tail -n 1 "$out/logs/$name.log"
   case $rc in

@@ -166,7 +166,12 @@ CUresult CUDAAPI generate_desc(CUdevResourceDesc *d, CUdevResource *r, unsigned 
   set_sm_count(*d, sms);
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI green_create(CUgreenCtx *g, CUdevResourceDesc desc, CUdevice d, unsigned) {
+// Flags without CU_GREEN_CTX_DEFAULT_STREAM are refused below 13.1, as driver 580 refuses them.
+CUresult CUDAAPI green_create(CUgreenCtx *g, CUdevResourceDesc desc, CUdevice d, unsigned flags) {
+  int version = 0;
+  driver_version(&version);
+  if (version < 13010 && !(flags & CU_GREEN_CTX_DEFAULT_STREAM))
+    return CUDA_ERROR_INVALID_VALUE;
   *g = fresh<CUgreenCtx>();
   set_sm_count(*g, sm_count_of(desc, 0));
   note("green_create " + name(*g) + " device " + std::to_string(d));
@@ -241,6 +246,13 @@ CUresult CUDAAPI stream_create(CUstream *s, unsigned flags) {
   std::lock_guard lock(log_mutex);
   stream_flags[*s] = flags | CU_STREAM_NON_BLOCKING; // as inside a green context
   stream_contexts[*s] = stack.empty() ? nullptr : stack.back();
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI green_stream_create(CUstream *s, CUgreenCtx g, unsigned flags, int) {
+  *s = fresh<CUstream>();
+  std::lock_guard lock(log_mutex);
+  stream_flags[*s] = flags | CU_STREAM_NON_BLOCKING;
+  stream_contexts[*s] = reinterpret_cast<CUcontext>(g); // a green context's CUcontext is itself
   return CUDA_SUCCESS;
 }
 CUcontext context_of(CUstream s) {
@@ -456,6 +468,7 @@ const fn table[] = {
     {"cuMemcpyHtoD", (void *)&memcpy_htod, (void *)&memcpy_htod_ptds},
     {"cuGraphInstantiateWithParams", (void *)&graph_instantiate, nullptr},
     {"cuLaunchHostFunc", (void *)&host_func, nullptr},
+    {"cuGreenCtxStreamCreate", (void *)&green_stream_create, nullptr},
     {"cuGetProcAddress", (void *)&cuGetProcAddress_v2, nullptr, 12000},
     {"cuGetProcAddress", (void *)&cuGetProcAddress, nullptr},
 };
@@ -529,10 +542,42 @@ extern "C" __attribute__((visibility("default"))) void fake_cuda_set_capturing(C
     capturing.erase(std::remove(capturing.begin(), capturing.end(), s), capturing.end());
 }
 
-// The two symbols a CUDA runtime looks up by name before it asks cuGetProcAddress for the rest.
+// Symbols: the two a CUDA runtime looks up by name before it asks cuGetProcAddress for the rest,
+// and what tests/toolkit/driver_13_1.cpp links to (a program on the driver API).
 extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuDriverGetVersion(int *v) {
   return driver_version(v);
 }
 extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuInit(unsigned flags) {
   return init(flags);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuDeviceGet(CUdevice *d,
+                                                                               int ordinal) {
+  return device_get(d, ordinal);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI
+cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+  return primary_retain(c, d);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) {
+  return set_current(c);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI
+cuDeviceGetDevResource(CUdevice d, CUdevResource *r, CUdevResourceType t) {
+  return dev_resource(d, r, t);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI
+cuDevResourceGenerateDesc(CUdevResourceDesc *d, CUdevResource *r, unsigned n) {
+  return generate_desc(d, r, n);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI
+cuGreenCtxCreate(CUgreenCtx *g, CUdevResourceDesc desc, CUdevice d, unsigned flags) {
+  return green_create(g, desc, d, flags);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI
+cuGreenCtxStreamCreate(CUstream *s, CUgreenCtx g, unsigned flags, int priority) {
+  return green_stream_create(s, g, flags, priority);
+}
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetErrorName(CUresult e,
+                                                                                  const char **s) {
+  return error_name(e, s);
 }

@@ -306,6 +306,9 @@ def parse(argv):
     p.add_argument("--confined-stdout-match", action="append", default=[], metavar="RE")
     p.add_argument("--confined-stderr-match", action="append", default=[], metavar="RE")
     p.add_argument("--sm-count-file", metavar="PATH")
+    p.add_argument("--run-option", action="append", default=[], metavar="OPT",
+                   help="one more option of greenctx run for the runs under greenctx (e.g. "
+                        "--cuda-13.1); repeatable")
     p.add_argument("--real-sm-count", action="store_true",
                    help="confined runs get greenctx run --real-sm-count (the program is told the "
                         "device's SM count, not the partition's)")
@@ -380,7 +383,7 @@ def main(argv):
             cmd.append("--strict")
         if args.real_sm_count:
             cmd.append("--real-sm-count")
-        return cmd + ["--"] + prog
+        return cmd + args.run_option + ["--"] + prog
 
     kinds = ["plain", "confined"] + (["strict"] if args.expect_report_clean else [])
     for kind in kinds if args.sm_count_file else ():  # no file of an earlier check is read

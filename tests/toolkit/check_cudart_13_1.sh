@@ -7,7 +7,10 @@
 # it is told 13010 and asks for cuDevSmResourceSplit, cuStreamGetDevResource (both stream
 # variants) and cuLaunchHostFunc at 13010. The same program built with the CUDA 13.0 toolkit
 # (CONTROL_CUDA, when it is 13.0) is told 13000 either way: only code that knows the 13.1 API
-# sees the raised version. The fake cannot complete a runtime's start (it lacks the driver's
+# sees the raised version. Then a program on the driver API written for 13.1
+# (driver_13_1.cpp, linked to cuDevSmResourceSplit and cuStreamGetDevResource by name): plain it
+# stops at the first 13.1 symbol, through greenctx it splits and every group reports its SMs. The
+# fake cannot complete a runtime's start (it lacks the driver's
 # private tables), so what is checked is the version and the lookups, which come first.
 #
 #   check_cudart_13_1.sh CUDA_13_1_ROOT CONTROL_CUDA_ROOT GREENCTX FAKE_LIBCUDA WORK_DIR
@@ -85,5 +88,25 @@ if [ -x probe_control ]; then
     fail "the CUDA 13.0 runtime was told a raised version"
   [ "$failures" -eq "$before" ] && echo "probe_control (CUDA $control_version runtime) through greenctx: told 13000, as plain"
 fi
+# The driver-API program, linked against a stub of the names it uses (PyPI has no libcuda stub).
+c++ -std=c++17 -I"$cuda/include" -c "$(dirname "$src")/driver_13_1.cpp" -o driver_13_1.o
+nm -u driver_13_1.o | awk '$2 ~ /^cu/ { print "void " $2 "(void) {}" }' > stub.c
+mkdir -p stub
+cc -shared -fPIC -Wl,-soname,libcuda.so.1 stub.c -o stub/libcuda.so
+c++ driver_13_1.o -Lstub -lcuda -o driver_13_1
+before=$failures
+if ./driver_13_1 > driver.plain.out 2> driver.plain.err ||
+   ! grep -q 'undefined symbol: cuDevSmResourceSplit' driver.plain.err; then
+  fail "driver_13_1 plain should stop at cuDevSmResourceSplit: $(cat driver.plain.out driver.plain.err)"
+fi
+rm -f driver.through.lookups
+GREENCTX_FAKE_LOOKUP_LOG=$PWD/driver.through.lookups "$greenctx" run --cuda-13.1 -- \
+  ./driver_13_1 64 8 0 > driver.through.out 2> driver.through.err ||
+  fail "driver_13_1 through greenctx exited with $?: $(cat driver.through.out driver.through.err)"
+grep -q '^group 0: asked 64, got 64 SMs (co-scheduled 8), its stream reports 64' \
+  driver.through.out || fail "driver_13_1 group 0: $(cat driver.through.out)"
+grep -q '^group 1: asked 8, got 8 SMs' driver.through.out || fail "driver_13_1 group 1"
+[ "$failures" -eq "$before" ] && echo "driver_13_1: plain stops at the first 13.1 symbol;" \
+  "through greenctx:" $(tr '\n' ';' < driver.through.out)
 [ "$failures" -eq 0 ] && echo "cudart 13.1+ under greenctx run --cuda-13.1: all checks passed"
 exit $((failures > 0))

@@ -65,8 +65,11 @@ std::map<std::string, CUdevice> &resource_devices() {
   static auto *m = new std::map<std::string, CUdevice>; // never destroyed
   return *m;
 }
+// A resource by its type, the driver's internal bytes and the SM fields of CUDA 12.4: what the
+// driver writes (a runtime that copies the resource field by field keeps them; the rest of the
+// union may be left as it was).
 std::string bytes_of(const CUdevResource &r) {
-  return std::string(reinterpret_cast<const char *>(&r), sizeof r);
+  return std::string(reinterpret_cast<const char *>(&r), union_offset + 3 * sizeof(unsigned));
 }
 
 std::optional<CUdevice> device_of_resource(const CUdevResource &r) {
