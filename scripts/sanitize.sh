@@ -62,6 +62,8 @@ preload_cases=(
   "measure_only|PreloadMeasureOnly.*|GREENCTX_RUN_MEASURE=1"
   "real_sm_count|PreloadRealSmCount.*|GREENCTX_RUN_REAL_SM_COUNT=1"
   "piece|PreloadPiece.*|GREENCTX_RUN_SPLIT=8,24,rest GREENCTX_RUN_PIECE=1 GREENCTX_TEST_PIECE_SMS=24"
+  "cuda_13_1|PreloadCuda131.*|GREENCTX_RUN_CUDA_13_1=1 GREENCTX_TEST_UNCONFINED=1"
+  "cuda_13_1_confined|PreloadCuda131.*|GREENCTX_RUN_CUDA_13_1=1"
 )
 for kind in asan tsan; do
   label=$([ $kind = asan ] && echo "ASan and UBSan" || echo "ThreadSanitizer")

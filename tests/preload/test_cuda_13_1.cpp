@@ -19,11 +19,20 @@ struct group_params {
   unsigned flags = 0;
   unsigned reserved[12] = {};
 };
+// The parameters as an opaque pointer, as the library declares them (callers name the type their
+// own way; a call through another pointer type is what UBSan's function check reports).
 using split_fn = CUresult (*)(CUdevResource *, unsigned, const CUdevResource *, CUdevResource *,
-                              unsigned, group_params *);
+                              unsigned, void *);
 using stream_resource_fn = CUresult (*)(CUstream, CUdevResource *, int);
 using host_func_13_1_fn = CUresult (*)(CUstream, CUhostFn, void *, unsigned);
 constexpr int workqueue_config = 1000, workqueue = 10000;
+
+// A resource's type as the integer it is (13.1's types are no values of the 13.0 enum).
+int type_of(const CUdevResource &r) {
+  int t = 0;
+  std::memcpy(&t, &r, sizeof t);
+  return t;
+}
 
 bool providing() {
   const char *v = std::getenv("GREENCTX_RUN_CUDA_13_1");
@@ -141,7 +150,7 @@ TEST(PreloadCuda131, WorkQueueResourcesAreAnsweredNotProvisioned) {
   REQUIRE_OPTION();
   CUdevResource r{};
   ASSERT_EQ(cu().resource(0, &r, static_cast<CUdevResourceType>(workqueue_config)), CUDA_SUCCESS);
-  EXPECT_EQ(static_cast<int>(r.type), workqueue_config);
+  EXPECT_EQ(type_of(r), workqueue_config);
   int fields[3];
   std::memcpy(fields, reinterpret_cast<const unsigned char *>(&r) + 96, sizeof fields);
   EXPECT_EQ(fields[0], 0) << "device";
@@ -149,7 +158,7 @@ TEST(PreloadCuda131, WorkQueueResourcesAreAnsweredNotProvisioned) {
   EXPECT_EQ(fields[1], env ? std::atoi(env) : 8) << "concurrency limit";
   EXPECT_EQ(fields[2], 0) << "sharing scope: the device context";
   ASSERT_EQ(cu().resource(0, &r, static_cast<CUdevResourceType>(workqueue)), CUDA_SUCCESS);
-  EXPECT_EQ(static_cast<int>(r.type), workqueue);
+  EXPECT_EQ(type_of(r), workqueue);
   // A descriptor of an SM group and a work-queue configuration: the configuration is left out.
   CUdevResource pair[2] = {device_sms(), {}};
   ASSERT_EQ(cu().resource(0, &pair[1], static_cast<CUdevResourceType>(workqueue_config)),
@@ -193,7 +202,7 @@ TEST(PreloadCuda131, AStreamTellsTheResourceOfItsGreenContext) {
   ASSERT_EQ(stream_resource(s, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
   EXPECT_EQ(r.sm.smCount, half(all));
   ASSERT_EQ(stream_resource(s, &r, workqueue_config), CUDA_SUCCESS);
-  EXPECT_EQ(static_cast<int>(r.type), workqueue_config);
+  EXPECT_EQ(type_of(r), workqueue_config);
 }
 
 TEST(PreloadCuda131, HostFunctionsOfThe131AbiRunThroughTheOlderOne) {

@@ -188,11 +188,17 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
   return rc;
 }
 
+// CUDA's enums gain values in newer versions (CUdevResourceType 1000 and 10000 in 13.1), which
+// programs built against newer headers pass: the hooks carry them as the driver does, as integers,
+// so UBSan's check of enum values is off where arguments are passed on.
+#define GREENCTX_ANY_ENUM_VALUE __attribute__((no_sanitize("enum")))
+
 // What a hook does while the program is confined (GREENCTX_RUN_SMS or GREENCTX_RUN_SPLIT).
 template <kind K, bool PerThread, class Fn, class... A>
-CUresult handle_confined(std::size_t index, Fn legacy, A... a);
+GREENCTX_ANY_ENUM_VALUE CUresult handle_confined(std::size_t index, Fn legacy, A... a);
 
-template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::size_t index, A... a) {
+template <kind K, bool PerThread, class Fn, class... A>
+GREENCTX_ANY_ENUM_VALUE CUresult handle(std::size_t index, A... a) {
   const Fn legacy = real_fn<Fn>(index, false);
   if (!legacy)
     return CUDA_ERROR_NOT_FOUND;
@@ -245,7 +251,7 @@ template <kind K, bool PerThread, class Fn, class... A> CUresult handle(std::siz
 }
 
 template <kind K, bool PerThread, class Fn, class... A>
-CUresult handle_confined(std::size_t index, Fn legacy, A... a) {
+GREENCTX_ANY_ENUM_VALUE CUresult handle_confined(std::size_t index, Fn legacy, A... a) {
   auto args = std::tie(a...);
 
   // ---- contexts ----
@@ -466,7 +472,7 @@ CUresult handle_confined(std::size_t index, Fn legacy, A... a) {
 template <std::size_t I, kind K, class Fn> struct entry;
 template <std::size_t I, kind K, class... A> struct entry<I, K, CUresult(CUDAAPI *)(A...)> {
   using fn = CUresult(CUDAAPI *)(A...);
-  template <bool PerThread> static CUresult CUDAAPI call(A... a) {
+  template <bool PerThread> GREENCTX_ANY_ENUM_VALUE static CUresult CUDAAPI call(A... a) {
     // The GPU phase of the process (tools/run_protocol.hpp), confined or only timed.
     if constexpr (launches(K))
       note_work();

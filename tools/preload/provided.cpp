@@ -34,6 +34,13 @@ constexpr std::size_t union_offset = 96;
 static_assert(sizeof(CUdevResource) == 144 && offsetof(CUdevResource, sm) == union_offset,
               "CUdevResource is not the layout of CUDA 12.4-13.x");
 
+// A resource's type as the integer it is: 13.1's work-queue types are no values of the 13.0 enum.
+int type_of(const CUdevResource &r) {
+  int t = 0;
+  std::memcpy(&t, &r, sizeof t);
+  return t;
+}
+
 int real_version() {
   static const int v = [] {
     int version = 0;
@@ -168,24 +175,31 @@ std::string disproved_group(const group_split_result &r, CUdevice device) {
   return {};
 }
 
+// `group_params`: CU_DEV_SM_RESOURCE_GROUP_PARAMS, 16 words each (greenctx::sm_group_params'
+// layout), taken as bytes: the 13.0 headers have no such type, and callers name it their own way.
 CUresult split_request(CUdevResource *result, unsigned count, const CUdevResource *input,
-                       CUdevResource *remainder, unsigned flags, sm_group_params *params) {
+                       CUdevResource *remainder, unsigned flags, void *group_params) {
   constexpr const char *api = "cuDevSmResourceSplit";
-  if (!params)
+  if (!group_params)
     return refuse(api, CUDA_ERROR_INVALID_VALUE, "groupParams is NULL");
   if (count == 0)
     return refuse(api, CUDA_ERROR_INVALID_VALUE, "nbGroups is 0: ask for at least one group");
+  std::vector<sm_group_params> p(count);
+  std::memcpy(p.data(), group_params, count * sizeof(sm_group_params));
+  const auto write_back = [&] {
+    std::memcpy(group_params, p.data(), count * sizeof(sm_group_params));
+  };
   if (flags != 0)
     return refuse(api, CUDA_ERROR_INVALID_VALUE,
                   "flags is " + std::to_string(flags) +
                       ": it must be 0 (per-group flags go in groupParams[i].flags)");
   for (unsigned i = 0; i < count; ++i)
-    for (unsigned word : params[i].reserved)
+    for (unsigned word : p[i].reserved)
       if (word != 0)
         return refuse(api, CUDA_ERROR_INVALID_VALUE,
                       "groupParams[" + std::to_string(i) +
                           "].reserved is not zero: zero-initialise the structure");
-  if (!input || input->type != CU_DEV_RESOURCE_TYPE_SM)
+  if (!input || type_of(*input) != CU_DEV_RESOURCE_TYPE_SM)
     return refuse(api, CUDA_ERROR_INVALID_RESOURCE_TYPE,
                   "the input is not an SM resource (cuDeviceGetDevResource, cuCtxGetDevResource "
                   "or cuGreenCtxGetDevResource of type CU_DEV_RESOURCE_TYPE_SM)");
@@ -202,10 +216,8 @@ CUresult split_request(CUdevResource *result, unsigned count, const CUdevResourc
   const planner_device dev = planner_device_of(*device);
   const sm_resource in = dev.resource(*input);
   const group_limits limits = make_group_limits(in.sm_count(), in.grain(), dev.cc_major);
-  std::vector<sm_group_params> p(params, params + count);
   apply_group_defaults(p, limits);
   const split_backend backend = raw_backend(dev);
-  const auto write_back = [&] { std::copy(p.begin(), p.end(), params); };
   group_split_result r;
   try {
     r = plan_group_split(in, p, limits, backend, result == nullptr);
@@ -230,10 +242,10 @@ CUresult split_request(CUdevResource *result, unsigned count, const CUdevResourc
 }
 
 using split_fn = CUresult(CUDAAPI *)(CUdevResource *, unsigned, const CUdevResource *,
-                                     CUdevResource *, unsigned, sm_group_params *);
+                                     CUdevResource *, unsigned, void *);
 
 CUresult CUDAAPI split_13_1(CUdevResource *result, unsigned count, const CUdevResource *input,
-                            CUdevResource *remainder, unsigned flags, sm_group_params *params) {
+                            CUdevResource *remainder, unsigned flags, void *params) {
   mark_cuda_used();
   try {
     return split_request(result, count, input, remainder, flags, params);
@@ -249,7 +261,6 @@ CUresult CUDAAPI split_13_1(CUdevResource *result, unsigned count, const CUdevRe
 template <bool PerThread>
 CUresult CUDAAPI stream_resource(CUstream stream, CUdevResource *out, int type) {
   using get_ctx_fn = CUresult(CUDAAPI *)(CUstream, CUcontext *, CUgreenCtx *);
-  using resource_fn = CUresult(CUDAAPI *)(void *, CUdevResource *, CUdevResourceType);
   const unsigned long long flags =
       PerThread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
   const auto get_ctx = reinterpret_cast<get_ctx_fn>(program_lookup("cuStreamGetCtx", 12050, flags));
@@ -268,13 +279,15 @@ CUresult CUDAAPI stream_resource(CUstream stream, CUdevResource *out, int type) 
       return CUDA_ERROR_INVALID_CONTEXT;
     return workqueue_resource(*d, out, type).value_or(CUDA_ERROR_INVALID_VALUE);
   }
-  const auto resource =
-      reinterpret_cast<resource_fn>(green ? program_lookup("cuGreenCtxGetDevResource", 12040, 0)
-                                          : program_lookup("cuCtxGetDevResource", 12040, 0));
-  if (!resource)
-    return CUDA_ERROR_NOT_FOUND;
-  return resource(green ? static_cast<void *>(green) : static_cast<void *>(ctx), out,
-                  static_cast<CUdevResourceType>(type));
+  const auto as_type = static_cast<CUdevResourceType>(type);
+  if (green) {
+    const auto resource = reinterpret_cast<PFN_cuGreenCtxGetDevResource_v12040>(
+        program_lookup("cuGreenCtxGetDevResource", 12040, 0));
+    return resource ? resource(green, out, as_type) : CUDA_ERROR_NOT_FOUND;
+  }
+  const auto resource = reinterpret_cast<PFN_cuCtxGetDevResource_v12040>(
+      program_lookup("cuCtxGetDevResource", 12040, 0));
+  return resource ? resource(ctx, out, as_type) : CUDA_ERROR_NOT_FOUND;
 }
 
 // ---- cuLaunchHostFunc, ABI 13010 --------------------------------------------------------------
@@ -370,7 +383,7 @@ std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, 
   if (!out)
     return CUDA_ERROR_INVALID_VALUE;
   std::memset(out, 0, sizeof *out);
-  out->type = static_cast<CUdevResourceType>(type);
+  std::memcpy(out, &type, sizeof type); // the type, as an integer
   if (type == type_workqueue_config) {
     // CUDA_DEVICE_MAX_CONNECTIONS (1 to 32) when set, else the driver's documented default of 8.
     const char *env = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -382,7 +395,7 @@ std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, 
 }
 
 void note_resource(const CUdevResource &r, CUdevice device) {
-  if (!providing() || r.type != CU_DEV_RESOURCE_TYPE_SM)
+  if (!providing() || type_of(r) != CU_DEV_RESOURCE_TYPE_SM)
     return;
   std::lock_guard lock(resources_mutex);
   if (resource_devices().size() < 65536)
@@ -411,7 +424,7 @@ std::optional<std::vector<CUdevResource>> resources_for_desc(const CUdevResource
     if (const std::vector<CUdevResource> *pieces = pieces_of(r)) {
       out.insert(out.end(), pieces->begin(), pieces->end());
       changed = true;
-    } else if (r.type == type_workqueue_config || r.type == type_workqueue) {
+    } else if (type_of(r) == type_workqueue_config || type_of(r) == type_workqueue) {
       changed = true; // not provisioned: every context shares the device's queues
     } else {
       out.push_back(r);
@@ -443,10 +456,10 @@ using host_func_fn = CUresult(CUDAAPI *)(CUstream, CUhostFn, void *, unsigned);
 
 GREENCTX_PROVIDED_SYMBOL(split)
 (CUdevResource *, unsigned, const CUdevResource *, CUdevResource *, unsigned,
- greenctx::sm_group_params *)__asm__("cuDevSmResourceSplit");
+ void *)__asm__("cuDevSmResourceSplit");
 GREENCTX_PROVIDED_SYMBOL(split)
 (CUdevResource *result, unsigned count, const CUdevResource *input, CUdevResource *remainder,
- unsigned flags, greenctx::sm_group_params *params) {
+ unsigned flags, void *params) {
   return call_symbol<greenctx::preload::split_fn>("cuDevSmResourceSplit", false, result, count,
                                                   input, remainder, flags, params);
 }
