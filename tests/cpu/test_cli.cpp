@@ -1079,6 +1079,37 @@ TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
   EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
 }
 
+// --cuda-13.1: alone (nothing confined), with --sms, refused with a stray --piece, and said where
+// the driver has 13.1 itself or is older than 13.0 (GREENCTX_FAKE_DRIVER_VERSION).
+TEST(Cli, RunGivesTheCuda131Api) {
+  GREENCTX_NEEDS_FAKE_DRIVER();
+  const std::string show = "echo \"${GREENCTX_RUN_CUDA_13_1:-off} sms=${GREENCTX_RUN_SMS:-unset} "
+                           "devices=${GREENCTX_RUN_DEVICES:-unset}\"";
+  auto r = run_cli({"run", "--cuda-13.1", "--", "sh", "-c", show}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "1 sms=unset devices=unset\n")) << r;
+  EXPECT_EQ(r.err, "") << r;
+  r = run_cli({"run", "--cuda-13.1", "--sms", "16", "--", "sh", "-c", show}, {fake_driver});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.out, "1 sms=16 devices=all\n")) << r;
+  r = run_cli({"run", "--sms", "16", "--", "sh", "-c", show}, {fake_driver});
+  EXPECT_TRUE(contains(r.out, "off sms=16")) << r << "off unless asked";
+  expect_error(run_cli({"run", "--cuda-13.1", "--piece", "1", "--", "true"}, {fake_driver}),
+               exit_usage);
+  r = run_cli({"run", "--cuda-13.1", "--", "true"},
+              {fake_driver, "GREENCTX_FAKE_DRIVER_VERSION=13010"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.err, "which has the 13.1 green-context entry points itself")) << r;
+  r = run_cli({"run", "--cuda-13.1", "--", "true"},
+              {fake_driver, "GREENCTX_FAKE_DRIVER_VERSION=12080"});
+  EXPECT_EQ(r.exit_code, exit_ok) << r;
+  EXPECT_TRUE(contains(r.err, "CUDA 13 runtimes refuse drivers older than 13.0")) << r;
+  r = run_cli({"run", "--cuda-13.1", "--", "true"},
+              {fake_driver, "GREENCTX_FAKE_DRIVER_VERSION=12030"});
+  EXPECT_EQ(r.exit_code, exit_unsupported) << r;
+  EXPECT_TRUE(contains(r.err, "which has no green contexts")) << r;
+}
+
 TEST(Cli, RunTakesAPieceOfASplit) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   const std::string show =
