@@ -36,6 +36,7 @@ struct split_pieces {
 class RecycleCompat : public ::testing::Test {
 protected:
   void SetUp() override {
+    GREENCTX_SKIP_ON_CUDART_API(); // recycling is the compat layer's
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)
       GTEST_SKIP() << "no CUDA GPU or driver: " << cudaGetErrorString(cudaGetDeviceCount(&n));

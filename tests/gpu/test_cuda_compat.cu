@@ -110,7 +110,9 @@ TEST_F(CudaCompat, device_resources_describe_the_whole_gpu) {
   cudaDevResource bad{};
   EXPECT_EQ(cudaDeviceGetDevResource(0, &bad, static_cast<cudaDevResourceType>(7)),
             cudaErrorInvalidResourceType);
-  EXPECT_NE(std::string(greenctxGetLastErrorMessage()).find("resource type 7"), std::string::npos);
+  if (greenctx_test::explained())
+    EXPECT_NE(std::string(greenctxGetLastErrorMessage()).find("resource type 7"),
+              std::string::npos);
   EXPECT_EQ(cudaDeviceGetDevResource(99, &bad, cudaDevResourceTypeSm), cudaErrorInvalidDevice);
 }
 
@@ -232,9 +234,11 @@ TEST_F(CudaCompat, clusters_of_four_are_proved_at_the_split) {
   std::printf("[ info     ] {28, 4, 4}, {32, 4, 4}: %s %s\n", cudaGetErrorName(rc), why.c_str());
   if (rc != cudaSuccess) {
     EXPECT_EQ(rc, cudaErrorInvalidResourceConfiguration);
-    EXPECT_NE(why.find("clusters of 4 SMs at once, not the"), std::string::npos) << why;
-    EXPECT_NE(why.find("Advice: "), std::string::npos) << why;
-    if (sm_count == 132)
+    if (greenctx_test::explained()) {
+      EXPECT_NE(why.find("clusters of 4 SMs at once, not the"), std::string::npos) << why;
+      EXPECT_NE(why.find("Advice: "), std::string::npos) << why;
+    }
+    if (sm_count == 132 && greenctx_test::explained())
       EXPECT_NE(why.find("{32 cosched 4, 32 cosched 4}"), std::string::npos) << why;
     size_t free_before = 0, free_after = 0, total = 0;
     CHECK_CUDA(cudaMemGetInfo(&free_before, &total));
@@ -322,7 +326,8 @@ TEST_F(CudaCompat, the_guides_h100_split_is_refused_with_advice_that_works) {
   std::printf("[ info     ] {112}, {16}: %s\n", why.c_str());
   for (const char *part : {"15 co-scheduled units of 8 SMs (120 SMs) and 12 SMs outside whole",
                            "{104, 16}", "{112 Backfill, 16}", "{112 cosched 2, 16 cosched 2}"})
-    EXPECT_NE(why.find(part), std::string::npos) << part;
+    if (greenctx_test::explained())
+      EXPECT_NE(why.find(part), std::string::npos) << part;
   std::vector<std::vector<cudaDevSmResourceGroupParams>> advised{
       {group(104, 0, 0, 0), group(16, 0, 0, 0)},
       {group(112, 0, 0, cudaDevSmResourceGroupBackfill), group(16, 0, 0, 0)},
@@ -358,7 +363,8 @@ TEST_F(CudaCompat, each_rule_has_its_error) {
     SCOPED_TRACE(c.why);
     std::vector<cudaDevSmResourceGroupParams> p{c.p};
     split(p, c.rc);
-    EXPECT_STRNE(greenctxGetLastErrorMessage(), "") << "every failure explains itself";
+    if (greenctx_test::explained())
+      EXPECT_STRNE(greenctxGetLastErrorMessage(), "") << "every failure explains itself";
   }
   std::vector<cudaDevSmResourceGroupParams> p{group(16, 0, 0, 0)};
   cudaDevResource out[2];
@@ -384,7 +390,9 @@ TEST_F(CudaCompat, descriptor_rules) {
   CHECK_CUDA(cudaDevResourceGenerateDesc(&desc, a, 3)); // groups and remainder of one split
   cudaDevResource mixed[2] = {a[0], b[0]};
   EXPECT_EQ(cudaDevResourceGenerateDesc(&desc, mixed, 2), cudaErrorInvalidResourceConfiguration);
-  EXPECT_NE(std::string(greenctxGetLastErrorMessage()).find("same split call"), std::string::npos);
+  if (greenctx_test::explained())
+    EXPECT_NE(std::string(greenctxGetLastErrorMessage()).find("same split call"),
+              std::string::npos);
   // Groups of different co-scheduled counts.
   std::vector<cudaDevSmResourceGroupParams> p{group(16, 8, 8, 0), group(16, 2, 2, 0)};
   auto r = split(p);
@@ -403,6 +411,7 @@ TEST_F(CudaCompat, descriptor_rules) {
 
 // The guide's work-queue example: one group plus a balanced work-queue configuration of 4.
 TEST_F(CudaCompat, work_queue_configuration_is_kept_and_reported_as_not_provisioned) {
+  GREENCTX_SKIP_ON_CUDART_API();
   cudaDevResource res[2] = {};
   unsigned n = 1;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(&res[0], &n, &device_sms, nullptr, 0, 16));
@@ -525,6 +534,7 @@ TEST_F(CudaCompat, two_partitions_run_concurrently) {
 // ---- graphs ------------------------------------------------------------------------------------
 
 TEST_F(CudaCompat, graph_nodes_run_in_the_context_they_were_made_for) {
+  GREENCTX_SKIP_ON_CUDART_API();
   std::vector<cudaDevSmResourceGroupParams> params{group(16, 0, 0, 0)};
   auto res = split(params);
   cudaExecutionContext_t ctx = make_context(&res[0], 1);
@@ -688,6 +698,7 @@ TEST_F(CudaCompat, ignore_coscheduling_pieces_as_the_runtime_sees_them) {
 
 // Last: destroying a context detaches its streams.
 TEST_F(CudaCompat, zz_streams_of_a_destroyed_context_are_detached) {
+  GREENCTX_SKIP_ON_CUDART_API();
   cudaDevResource g{};
   unsigned n = 1;
   CHECK_CUDA(cudaDevSmResourceSplitByCount(&g, &n, &device_sms, nullptr, 0, 8));

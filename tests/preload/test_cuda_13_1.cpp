@@ -144,6 +144,35 @@ TEST(PreloadCuda131, BadRequestsAreRefusedWithCudasCodes) {
       << "a group of two pieces is not split again";
   CUdevResource not_sm{};
   EXPECT_EQ(split(result, 1, &not_sm, nullptr, 0, params), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+  // The group rules, with the codes the compat layer gives (tests/gpu/test_cuda_compat.cu,
+  // each_rule_has_its_error).
+  struct bad {
+    const char *why;
+    unsigned sms, cosched, preferred, flags;
+    CUresult rc;
+  };
+  const bad cases[] = {
+      {"odd count", 15, 0, 0, 0, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"not a multiple of the co-scheduled count", 12, 8, 0, 0,
+       CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"odd co-scheduled count", 16, 3, 0, 0, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"co-scheduled count above 32", 64, 64, 0, 0, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"preferred not a multiple", 16, 4, 6, 0, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"backfill below the co-scheduled count", 4, 8, 0, 1,
+       CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION},
+      {"unknown group flag", 16, 0, 0, 4, CUDA_ERROR_INVALID_VALUE},
+      {"co-scheduled 16 cannot be guaranteed below 13.1", 32, 16, 16, 0, CUDA_ERROR_NOT_SUPPORTED},
+  };
+  for (const bad &c : cases) {
+    if (c.sms > all.sm.smCount)
+      continue;
+    group_params p[1];
+    p[0].smCount = c.sms;
+    p[0].coscheduledSmCount = c.cosched;
+    p[0].preferredCoscheduledSmCount = c.preferred;
+    p[0].flags = c.flags;
+    EXPECT_EQ(split(result, 1, &all, nullptr, 0, p), c.rc) << c.why;
+  }
 }
 
 TEST(PreloadCuda131, WorkQueueResourcesAreAnsweredNotProvisioned) {
