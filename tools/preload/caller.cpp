@@ -95,13 +95,27 @@ bool elf_names(const unsigned char *bytes, std::size_t size, const std::string &
   if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0 || eh.e_shnum == 0 ||
       eh.e_shoff > size || (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
     return has_string(bytes, bytes + size, symbol); // no section table: the whole file
+  // Section names, to read only read-only data (.rodata*) and the dynamic string table: the
+  // GPU code an object carries (.nv_fatbin, hundreds of MB in libcublasLt) is left alone.
+  Elf64_Shdr names{};
+  if (eh.e_shstrndx < eh.e_shnum)
+    std::memcpy(&names, bytes + eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr), sizeof names);
+  const auto name_is = [&](const Elf64_Shdr &sh, const char *want, bool prefix) {
+    if (names.sh_offset > size || sh.sh_name >= names.sh_size ||
+        names.sh_size > size - names.sh_offset)
+      return false;
+    const char *n = reinterpret_cast<const char *>(bytes + names.sh_offset + sh.sh_name);
+    const std::size_t left = names.sh_size - sh.sh_name, len = std::strlen(want);
+    if (strnlen(n, left) == left) // not terminated inside the table
+      return false;
+    return prefix ? std::strncmp(n, want, len) == 0 : std::strcmp(n, want) == 0;
+  };
   for (unsigned i = 0; i < eh.e_shnum; ++i) {
     Elf64_Shdr sh;
     std::memcpy(&sh, bytes + eh.e_shoff + i * sizeof(Elf64_Shdr), sizeof sh);
-    const bool data = sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_EXECINSTR);
-    const bool strings = sh.sh_type == SHT_STRTAB && (sh.sh_flags & SHF_ALLOC);
-    if (!(data || strings) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_offset > size ||
-        sh.sh_size > size - sh.sh_offset)
+    const bool data = sh.sh_type == SHT_PROGBITS && name_is(sh, ".rodata", true);
+    const bool strings = sh.sh_type == SHT_STRTAB && name_is(sh, ".dynstr", false);
+    if (!(data || strings) || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
       continue;
     if (has_string(bytes + sh.sh_offset, bytes + sh.sh_offset + sh.sh_size, symbol))
       return true;

@@ -17,9 +17,9 @@ std::string object_path(const void *address);
 /// not count.
 bool knows_cuda_13_1(const void *address);
 
-/// Whether the ELF image `bytes` (an object's file) names `symbol` as a whole string in a section
-/// a program reads (read-only data or the dynamic string table). Pure: the CPU tests give it
-/// objects of their own.
+/// Whether the ELF image `bytes` (an object's file) names `symbol` as a whole string in its
+/// read-only data (.rodata*) or its dynamic string table (.dynstr); an image without section
+/// headers is read whole. Pure.
 bool elf_names(const unsigned char *bytes, std::size_t size, const std::string &symbol);
 
 } // namespace greenctx::preload
