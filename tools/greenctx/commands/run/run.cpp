@@ -258,7 +258,8 @@ void add_run(CLI::App &app, action &run) {
       "Before anything runs, greenctx checks the program, --device, the preload library (by "
       "loading it) and --sms on each GPU to confine; then it execs the program with "
       "libgreenctx_preload.so in LD_PRELOAD.\n{}",
-      exit_footer("", fmt::format("4 also when the preload library is missing. Past its checks "
+      exit_footer("", fmt::format("4 also when the preload library is missing, or with --cuda-13.1 "
+                                  "on a driver without green contexts. Past its checks "
                                   "the exit status is the program's ({} with --strict when a "
                                   "guarantee cannot be kept; 126 when the program cannot be "
                                   "executed, 127 when its #! interpreter is not found)",
