@@ -58,9 +58,7 @@ split_backend raw_backend(const planner_device &dev) {
   b.make_splittable = [device, documented, cc_major](std::span<const sm_resource> pieces) {
     static std::mutex mutex;
     static auto *made = new std::map<std::string, CUdevResource>; // never destroyed
-    std::vector<CUdevResource> raw;
-    for (const sm_resource &p : pieces)
-      raw.push_back(p.native());
+    std::vector<CUdevResource> raw = raw_of(pieces);
     const std::string key(reinterpret_cast<const char *>(raw.data()),
                           raw.size() * sizeof(CUdevResource));
     std::lock_guard lock(mutex);
@@ -82,16 +80,12 @@ split_backend raw_backend(const planner_device &dev) {
   return b;
 }
 
-namespace {
-
-std::vector<CUdevResource> raw_of(const std::vector<sm_resource> &pieces) {
+std::vector<CUdevResource> raw_of(std::span<const sm_resource> pieces) {
   std::vector<CUdevResource> raw;
   for (const sm_resource &p : pieces)
     raw.push_back(p.native());
   return raw;
 }
-
-} // namespace
 
 std::vector<CUdevResource> split_piece(int device, const std::string &spec, unsigned index,
                                        unsigned flags, std::string *why) {

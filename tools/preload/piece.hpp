@@ -11,6 +11,7 @@
 #include "greenctx/plan/group_plan.hpp"
 #include "greenctx/plan/granularity.hpp"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ planner_device planner_device_of(CUdevice device);
 /// driver's own calls: what src/core/group_split_driver.cpp's backend does through greenctx's
 /// driver layer. Intermediate contexts are kept for the life of the process.
 split_backend raw_backend(const planner_device &dev);
+
+/// The driver's resources of planner pieces, in order.
+std::vector<CUdevResource> raw_of(std::span<const sm_resource> pieces);
 
 /// The SM resources of piece `index` of split `spec` on `device` (split flags `flags`, CUDA's
 /// bits), in the order a descriptor takes them; empty, with *why said, when it cannot be made.

@@ -131,9 +131,7 @@ void export_group(const sm_group &g, CUdevice device, CUdevResource &out) {
   out.type = CU_DEV_RESOURCE_TYPE_SM;
   if (g.pieces.empty())
     return;
-  std::vector<CUdevResource> raw;
-  for (const sm_resource &p : g.pieces)
-    raw.push_back(p.native());
+  std::vector<CUdevResource> raw = raw_of(g.pieces);
   static std::atomic<std::uint64_t> next{0};
   group_tag tag;
   tag.id = ++next;
@@ -160,10 +158,7 @@ std::string disproved_group(const group_split_result &r, CUdevice device) {
       continue;
     const unsigned want =
         clusters_promised(g.sm_count(), g.coscheduled, r.params[i].flags & sm_group_backfill);
-    std::vector<CUdevResource> raw;
-    for (const sm_resource &p : g.pieces)
-      raw.push_back(p.native());
-    const std::optional<unsigned> got = proven_clusters(device, raw, g.coscheduled);
+    const std::optional<unsigned> got = proven_clusters(device, raw_of(g.pieces), g.coscheduled);
     if (got && *got >= want)
       continue;
     return "group " + std::to_string(i) + ": its " + std::to_string(g.sm_count()) + " SMs run " +
