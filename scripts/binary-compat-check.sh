@@ -7,12 +7,17 @@
 #                                  through --cuda-13.1 --sms 64 (the program splits 64 SMs)
 #   runtime-api-{static,shared}    examples/runtime_api.cu
 #   driver-13-1                    the driver API of 13.1 by symbol (64 8 0: three groups)
-#   cudart-probe                   the version cudart 13.5 is told
+#   cudart-probe                   the version cudart 13.5 is told and its first call
+# What each run through greenctx must do:
+#   pass      exit 0, and no test skipped that the plain run ran (a runtime that cannot start
+#             skips every test: that is no pass)
+#   as-plain  a static runtime, which greenctx cannot reach: the same exit status and the same
+#             failed tests as the plain run, and stderr saying so
 # Writes under $OUT (default ./binary-compat-out): a log per run (NAME.MODE.log, gtest
 # NAME.MODE.json), environment.txt (GPU, driver, date, commit) and summary.json with each run's
-# exit status and, for the tests, the counts and names of the failed ones. Exits 0 when every run
-# through greenctx passed, 1 otherwise, 77 without a GPU. Each run has BINARY_COMPAT_TIMEOUT
-# seconds (default 600).
+# exit status, expectation and verdict and, for the tests, the counts and names of the failed and
+# skipped ones. Exits 0 when every run through greenctx met its expectation, 1 otherwise, 77
+# without a GPU. Each run has BINARY_COMPAT_TIMEOUT seconds (default 600).
 #
 #   GREENCTX_BUILD=build-gpu scripts/binary-compat-check.sh
 set -uo pipefail
@@ -42,11 +47,12 @@ fi
 } > "$out/environment.txt"
 cat "$out/environment.txt"
 
-# one NAME MODE PROGRAM ARGS...: MODE plain, or the options of greenctx run after "through:".
+# one NAME MODE EXPECT PROGRAM ARGS...: MODE plain, or the options of greenctx run after
+# "through:"; EXPECT pass or as-plain (judged below, from the logs and the gtest JSON).
 results=$out/results.jsonl
 rm -f "$results"
 one() {
-  local name=$1 mode=$2; shift 2
+  local name=$1 mode=$2 expect=$3; shift 3
   local tag=$name.${mode//[^a-z0-9]/_} cmd=("$@") rc
   case $mode in
     plain) ;;
@@ -58,40 +64,71 @@ one() {
   rc=$?
   tail -n 3 "$out/$tag.log" | tee -a "$log"
   echo "=== $tag: exit $rc" | tee -a "$log"
-  printf '{"name": "%s", "mode": "%s", "exit": %d}\n' "$name" "$mode" "$rc" >> "$results"
-  [ "$mode" = plain ] || [ "$rc" -eq 0 ] || failed+=("$tag (exit $rc)")
+  printf '{"name": "%s", "mode": "%s", "tag": "%s", "expect": "%s", "exit": %d}\n' \
+    "$name" "$mode" "$tag" "$expect" "$rc" >> "$results"
 }
 
 for rt in static shared; do
-  one "compat-tests-$rt" plain "$programs/compat-tests-$rt"
-  one "compat-tests-$rt" through:--cuda-13.1 "$programs/compat-tests-$rt"
-  one "runtime-api-$rt" plain "$programs/runtime-api-$rt"
-  one "runtime-api-$rt" through:--cuda-13.1 "$programs/runtime-api-$rt"
+  expect=pass
+  [ $rt = static ] && expect=as-plain
+  one "compat-tests-$rt" plain - "$programs/compat-tests-$rt"
+  one "compat-tests-$rt" through:--cuda-13.1 $expect "$programs/compat-tests-$rt"
+  one "runtime-api-$rt" plain - "$programs/runtime-api-$rt"
+  one "runtime-api-$rt" through:--cuda-13.1 $expect "$programs/runtime-api-$rt"
 done
-one compat-tests-static "through:--cuda-13.1 --sms 64" "$programs/compat-tests-static"
-one driver-13-1 plain "$programs/driver-13-1" 64 8 0
-one driver-13-1 through:--cuda-13.1 "$programs/driver-13-1" 64 8 0
-one driver-13-1 "through:--cuda-13.1 --sms 64" "$programs/driver-13-1" 16 8 0
-one cudart-probe plain "$programs/cudart-probe"
-one cudart-probe through:--cuda-13.1 "$programs/cudart-probe"
+one compat-tests-shared "through:--cuda-13.1 --sms 64" pass "$programs/compat-tests-shared"
+one driver-13-1 plain - "$programs/driver-13-1" 64 8 0
+one driver-13-1 through:--cuda-13.1 pass "$programs/driver-13-1" 64 8 0
+one driver-13-1 "through:--cuda-13.1 --sms 64" pass "$programs/driver-13-1" 16 8 0
+one cudart-probe plain - "$programs/cudart-probe"
+one cudart-probe through:--cuda-13.1 pass "$programs/cudart-probe"
 
-python3 - "$out" <<'PY'
-import glob, json, os, sys
+python3 - "$out" <<'PY' || failed+=("through greenctx (summary.json)")
+import json, os, re, sys
 out = sys.argv[1]
 runs = [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
 for r in runs:
-    tag = r["name"] + "." + "".join(c if c.isalnum() else "_" for c in r["mode"].lower())
-    path = os.path.join(out, tag + ".json")
+    path = os.path.join(out, r["tag"] + ".json")
     if os.path.exists(path):
-        j = json.load(open(path))
-        cases = [t for s in j.get("testsuites", []) for t in s.get("testsuite", [])]
+        cases = [t for s in json.load(open(path)).get("testsuites", []) for t in s.get("testsuite", [])]
         r["tests"] = len(cases)
         r["failed"] = sorted(t["classname"] + "." + t["name"] for t in cases if t.get("failures"))
-        r["skipped"] = sum(1 for t in cases if t.get("result") == "SKIPPED")
+        r["skipped"] = sorted(t["classname"] + "." + t["name"] for t in cases
+                              if t.get("result") == "SKIPPED")
+plain = {r["name"]: r for r in runs if r["mode"] == "plain"}
+ok = True
+for r in runs:
+    if r["mode"] == "plain":
+        r["verdict"] = "reference"
+        continue
+    base, why = plain[r["name"]], []
+    log = open(os.path.join(out, r["tag"] + ".log"), errors="replace").read()
+    if r["expect"] == "pass":
+        if r["exit"] != 0:
+            why.append(f"exit {r['exit']}")
+        if "tests" in r:
+            if r["tests"] == 0:
+                why.append("no tests ran")
+            extra = sorted(set(r["skipped"]) - set(base.get("skipped", [])))
+            if extra:
+                why.append(f"{len(extra)} tests skipped that ran plain")
+        if r["name"] == "cudart-probe" and not re.search(r"devices [1-9][0-9]* \(0\)", log):
+            why.append("the runtime did not start")
+    else:  # as-plain: a static runtime greenctx cannot reach
+        if r["exit"] != base["exit"]:
+            why.append(f"exit {r['exit']}, plain {base['exit']}")
+        if r.get("failed") != base.get("failed"):
+            why.append("other tests failed than plain")
+        if "linked in statically" not in log:
+            why.append("stderr does not say the static runtime is out of reach")
+    r["verdict"] = "met" if not why else "NOT MET: " + "; ".join(why)
+    ok = ok and not why
 json.dump({"environment": open(os.path.join(out, "environment.txt")).read().splitlines(),
            "runs": runs}, open(os.path.join(out, "summary.json"), "w"), indent=1)
 for r in runs:
-    extra = f" tests {r['tests']} failed {len(r['failed'])}" if "tests" in r else ""
-    print(f"{r['name']:22} {r['mode']:32} exit {r['exit']}{extra}")
+    extra = (f" tests {r['tests']} failed {len(r['failed'])} skipped {len(r['skipped'])}"
+             if "tests" in r else "")
+    print(f"{r['name']:20} {r['mode']:30} exit {r['exit']:3}{extra}  {r['verdict']}")
+sys.exit(0 if ok else 1)
 PY
 finish_checks "binary compatibility (greenctx run --cuda-13.1)"
