@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -474,14 +475,16 @@ const fn table[] = {
 };
 
 // GREENCTX_FAKE_LOOKUP_LOG=FILE: every cuGetProcAddress request is appended to FILE as
-// "NAME VERSION FLAGS" (what a CUDA runtime asks of a driver of the version the fake reports).
+// "NAME VERSION FLAGS PROCESS" (what a CUDA runtime asks of a driver of the version the fake
+// reports; PROCESS tells a program from the greenctx that runs it).
 void log_lookup(const char *symbol, int version, cuuint64_t flags) {
   static const char *path = std::getenv("GREENCTX_FAKE_LOOKUP_LOG");
   if (!path || !*path)
     return;
   std::lock_guard lock(log_mutex);
   if (FILE *f = std::fopen(path, "a")) {
-    std::fprintf(f, "%s %d %llu\n", symbol, version, static_cast<unsigned long long>(flags));
+    std::fprintf(f, "%s %d %llu %s\n", symbol, version, static_cast<unsigned long long>(flags),
+                 program_invocation_short_name);
     std::fclose(f);
   }
 }

@@ -264,6 +264,80 @@ TEST(PreloadCuda131, OnlyCodeThatKnowsThe131ApiIsToldItsVersion) {
   EXPECT_EQ(version_seen_by(GREENCTX_PROBE_PLAIN), real);
   EXPECT_EQ(version_seen_by(GREENCTX_PROBE_131), real >= 13000 && real < 13010 ? 13010 : real)
       << "raised only on 13.0 drivers";
+  EXPECT_EQ(version_seen_by(GREENCTX_PROBE_RUNTIME_131), real)
+      << "a CUDA runtime checks the version against the driver: never raised";
+}
+
+// ---- a shared CUDA 13.1+ runtime (fake_runtime.cpp) -------------------------------------------
+
+void *fake_runtime() {
+  static void *h = dlopen(GREENCTX_FAKE_RUNTIME_PATH, RTLD_NOW | RTLD_LOCAL);
+  return h;
+}
+// The preload library's definition of a runtime name (what the program's reference binds to).
+template <class F> F answered(const char *name) {
+  return reinterpret_cast<F>(dlsym(preload(), name));
+}
+int runtime_count(const char *counter) {
+  auto f = reinterpret_cast<int (*)()>(dlsym(fake_runtime(), counter));
+  return f ? f() : -1;
+}
+using runtime_split_fn = int (*)(CUdevResource *, unsigned, const CUdevResource *, CUdevResource *,
+                                 unsigned, void *);
+using runtime_stream_fn = int (*)(CUstream, CUdevResource *, int);
+using runtime_host_fn = int (*)(CUstream, CUhostFn, void *, unsigned);
+constexpr int requires_newer_driver = 36, invalid_value = 1;
+const CUhostFn bump = [](void *p) { ++*static_cast<int *>(p); };
+
+TEST(PreloadCuda131, ASharedRuntimesCallsAreAnsweredInItsPlace) {
+  REQUIRE_OPTION();
+  ASSERT_NE(fake_runtime(), nullptr) << dlerror();
+  const char *driver = std::getenv("GREENCTX_FAKE_DRIVER_VERSION");
+  if (driver && std::atoi(driver) >= 13010)
+    GTEST_SKIP() << "a 13.1 driver: the runtime's own calls run (PreloadWithout131)";
+  const CUdevResource all = device_sms();
+  group_params params[1];
+  params[0].smCount = 8;
+  CUdevResource group{}, rest{};
+  auto split = answered<runtime_split_fn>("cudaDevSmResourceSplit");
+  ASSERT_NE(split, nullptr);
+  ASSERT_EQ(split(&group, 1, &all, &rest, 0, params), 0);
+  EXPECT_EQ(group.sm.smCount, 8u);
+  EXPECT_EQ(rest.sm.smCount, all.sm.smCount - 8);
+  EXPECT_EQ(split(&group, 0, &all, &rest, 0, params), invalid_value) << "nbGroups 0";
+
+  // The default stream's resource: the runtime's primary context is made current first, as the
+  // runtime does; with a context current, its SMs.
+  auto stream_resource = answered<runtime_stream_fn>("cudaStreamGetDevResource");
+  CUcontext was = nullptr;
+  cu().get_current(&was);
+  ASSERT_EQ(cu().set_current(nullptr), CUDA_SUCCESS);
+  const int set_before = runtime_count("fake_runtime_set_device_calls");
+  CUdevResource r{};
+  stream_resource(nullptr, &r, CU_DEV_RESOURCE_TYPE_SM); // the fake runtime makes none current
+  EXPECT_EQ(runtime_count("fake_runtime_set_device_calls"), set_before + 1);
+  CUcontext primary = nullptr;
+  ASSERT_EQ(cu().retain(&primary, 0), CUDA_SUCCESS);
+  ASSERT_EQ(cu().set_current(primary), CUDA_SUCCESS);
+  ASSERT_EQ(stream_resource(nullptr, &r, CU_DEV_RESOURCE_TYPE_SM), 0);
+  EXPECT_EQ(r.sm.smCount, all.sm.smCount);
+  EXPECT_EQ(runtime_count("fake_runtime_set_device_calls"), set_before + 1) << "one was current";
+  ASSERT_EQ(
+      answered<runtime_stream_fn>("cudaStreamGetDevResource_ptsz")(nullptr, &r, workqueue_config),
+      0);
+  EXPECT_EQ(type_of(r), workqueue_config);
+  cu().set_current(was);
+
+  // cudaLaunchHostFunc_v2 runs through the runtime's cudaLaunchHostFunc.
+  auto host_func = answered<runtime_host_fn>("cudaLaunchHostFunc_v2");
+  const int host_before = runtime_count("fake_runtime_host_func_calls");
+  int ran = 0;
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 0), 0);
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 1), 0) << "spin-wait runs as blocking";
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(runtime_count("fake_runtime_host_func_calls"), host_before + 2);
+  EXPECT_EQ(host_func(nullptr, bump, &ran, 7), invalid_value);
+  EXPECT_EQ(ran, 2);
 }
 
 // Without --cuda-13.1 nothing is provided, and the symbol says what would work.
@@ -278,6 +352,26 @@ TEST(PreloadWithout131, NothingIsProvided) {
   ASSERT_NE(symbol, nullptr);
   group_params params[1];
   EXPECT_EQ(symbol(nullptr, 1, nullptr, nullptr, 0, params), CUDA_ERROR_NOT_FOUND);
+}
+
+// Without --cuda-13.1 (or on a 13.1 driver) a shared runtime's calls reach the runtime itself.
+TEST(PreloadWithout131, TheRuntimesOwnCallsRun) {
+  const char *driver = std::getenv("GREENCTX_FAKE_DRIVER_VERSION");
+  if (providing() && !(driver && std::atoi(driver) >= 13010))
+    GTEST_SKIP() << "without GREENCTX_RUN_CUDA_13_1, or on a 13.1 driver";
+  ASSERT_NE(preload(), nullptr) << dlerror();
+  ASSERT_NE(fake_runtime(), nullptr) << dlerror();
+  group_params params[1];
+  CUdevResource group{};
+  EXPECT_EQ(
+      answered<runtime_split_fn>("cudaDevSmResourceSplit")(&group, 1, nullptr, nullptr, 0, params),
+      requires_newer_driver);
+  EXPECT_EQ(answered<runtime_stream_fn>("cudaStreamGetDevResource")(nullptr, &group, 1),
+            requires_newer_driver);
+  int ran = 0;
+  EXPECT_EQ(answered<runtime_host_fn>("cudaLaunchHostFunc_v2")(nullptr, bump, &ran, 0),
+            requires_newer_driver);
+  EXPECT_EQ(ran, 0);
 }
 
 } // namespace

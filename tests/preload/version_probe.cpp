@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // A library that asks for cuDriverGetVersion through the cuGetProcAddress it is given and returns
-// what it was told. Built twice: naming cuDevSmResourceSplit (as a CUDA 13.1+ runtime does) and
-// not, to show that only the first is told 13010 under greenctx run --cuda-13.1.
+// what it was told. Built three times: naming cuDevSmResourceSplit (as code on the driver API built
+// for 13.1 does), not naming it, and naming it as a CUDA 13.1+ runtime (which also holds the text
+// of its errors), to show that only the first is told 13010 under greenctx run --cuda-13.1.
 #include <cuda.h>
 
 #undef cuGetProcAddress
 
 using get_proc_fn = CUresult (*)(const char *, void **, int, cuuint64_t,
                                  CUdriverProcAddressQueryResult *);
+
+#ifdef GREENCTX_PROBE_IS_RUNTIME
+// What every CUDA runtime holds: the text of its own errors.
+extern "C" __attribute__((visibility("default"))) const char *probe_error_name() {
+  return "cudaErrorSoftwareValidityNotEstablished";
+}
+#endif
 
 #ifdef GREENCTX_PROBE_KNOWS_13_1
 // What a 13.1 runtime holds: the name of the entry point it asks the driver for.

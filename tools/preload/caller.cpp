@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace greenctx::preload {
 namespace {
@@ -66,17 +67,19 @@ found_object find_object(const void *address) {
   return s.found;
 }
 
-bool file_names(const std::string &path, const std::string &symbol) {
+// Which of `symbols` the object file at `path` names (elf_names), read once.
+std::vector<bool> file_names(const std::string &path, const std::vector<std::string> &symbols) {
+  std::vector<bool> named(symbols.size(), false);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return false;
+    return named;
   struct stat st {};
-  bool named = false;
   if (fstat(fd, &st) == 0 && st.st_size > 0) {
     const auto size = static_cast<std::size_t>(st.st_size);
     void *map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map != MAP_FAILED) {
-      named = elf_names(static_cast<const unsigned char *>(map), size, symbol);
+      for (std::size_t i = 0; i < symbols.size(); ++i)
+        named[i] = elf_names(static_cast<const unsigned char *>(map), size, symbols[i]);
       munmap(map, size);
     }
   }
@@ -134,19 +137,27 @@ std::string object_path(const void *address) {
   return path;
 }
 
-bool knows_cuda_13_1(const void *address) {
+caller_kind kind_of_caller(const void *address) {
   static std::mutex mutex;
-  static auto *known = new std::map<std::uintptr_t, bool>; // by load address; never destroyed
+  static auto *known = new std::map<std::uintptr_t, caller_kind>; // by load address; never freed
   const found_object o = find_object(address);
   if (o.path.empty())
-    return false;
+    return caller_kind::other;
   static const std::uintptr_t self = find_object(reinterpret_cast<const void *>(&object_path)).base;
   if (o.base == self)
-    return false;
+    return caller_kind::other;
   std::lock_guard lock(mutex);
   auto it = known->find(o.base);
-  if (it == known->end())
-    it = known->emplace(o.base, file_names(o.path, "cuDevSmResourceSplit")).first;
+  if (it == known->end()) {
+    // A CUDA runtime carries the text of its own errors, this one among them; nothing else does.
+    const std::vector<bool> named =
+        file_names(o.path, {"cudaErrorSoftwareValidityNotEstablished", "cuDevSmResourceSplit"});
+    const caller_kind kind = named[0] && named[1] ? caller_kind::runtime_13_1
+                             : named[0]           ? caller_kind::runtime
+                             : named[1]           ? caller_kind::knows_13_1
+                                                  : caller_kind::other;
+    it = known->emplace(o.base, kind).first;
+  }
   return it->second;
 }
 

@@ -59,6 +59,13 @@ bool providing() {
   return config().cuda_13_1 && real_version() >= 12040 && real_version() < cuda_13_1;
 }
 
+// Whether `path` is a shared CUDA runtime (libcudart.so.13 ...), whose 13.1 calls runtime.cpp
+// answers.
+bool is_shared_runtime(const std::string &path) {
+  const std::size_t slash = path.rfind('/');
+  return path.compare(slash == std::string::npos ? 0 : slash + 1, 12, "libcudart.so") == 0;
+}
+
 // A refusal: said on stderr once per message, its code returned (the driver API has no message).
 CUresult refuse(const char *api, CUresult code, const std::string &why) {
   warning(std::string(api) + " (provided by greenctx run --cuda-13.1) refused: " + why);
@@ -286,9 +293,9 @@ CUresult CUDAAPI stream_resource(CUstream stream, CUdevResource *out, int type) 
 }
 
 // ---- cuLaunchHostFunc, ABI 13010 --------------------------------------------------------------
+} // namespace
 
-template <bool PerThread>
-CUresult CUDAAPI host_func_13_1(CUstream stream, CUhostFn fn, void *data, unsigned sync_mode) {
+std::optional<CUresult> check_host_sync_mode(unsigned sync_mode) {
   constexpr unsigned blocking = 0, spin_wait = 1;
   if (sync_mode != blocking && sync_mode != spin_wait)
     return refuse("cuLaunchHostFunc_v2", CUDA_ERROR_INVALID_VALUE,
@@ -297,6 +304,15 @@ CUresult CUDAAPI host_func_13_1(CUstream stream, CUhostFn fn, void *data, unsign
   if (sync_mode == spin_wait)
     warning("cuLaunchHostFunc_v2 with CU_HOST_TASK_SPINWAIT runs as CU_HOST_TASK_BLOCKING on this "
             "driver (the same order and result; the host function may start later)");
+  return std::nullopt;
+}
+
+namespace {
+
+template <bool PerThread>
+CUresult CUDAAPI host_func_13_1(CUstream stream, CUhostFn fn, void *data, unsigned sync_mode) {
+  if (const std::optional<CUresult> refused = check_host_sync_mode(sync_mode))
+    return *refused;
   using fn_10000 = CUresult(CUDAAPI *)(CUstream, CUhostFn, void *);
   const auto older = reinterpret_cast<fn_10000>(
       program_lookup("cuLaunchHostFunc", 10000,
@@ -340,6 +356,10 @@ template <class Fn, class... A> CUresult call_symbol(const char *name, bool per_
 
 } // namespace
 
+bool provides_cuda_13_1() {
+  return providing();
+}
+
 void *provided_entry(const char *symbol, int version, unsigned long long flags) {
   if (!symbol || version < cuda_13_1 || !providing())
     return nullptr;
@@ -360,14 +380,33 @@ CUresult driver_version_for(const void *caller, int *version) {
   if (real_version() == 0)
     return CUDA_ERROR_NOT_INITIALIZED;
   *version = real_version();
-  // A CUDA 13.x runtime refuses drivers below 13.0 whatever it is told, and asks for 13.1's entry
-  // points only when told 13010: raised for callers that know them, on 13.0 drivers.
-  if (config().cuda_13_1 && *version >= 13000 && *version < cuda_13_1 && knows_cuda_13_1(caller)) {
+  if (!config().cuda_13_1 || *version < 13000 || *version >= cuda_13_1)
+    return CUDA_SUCCESS;
+  switch (kind_of_caller(caller)) {
+  case caller_kind::knows_13_1:
+    // A CUDA 13.x runtime refuses drivers below 13.0 whatever it is told, and code on the driver
+    // API built for 13.1 may ask for its entry points only when told 13010: raised for such
+    // code, on 13.0 drivers.
     warning("--cuda-13.1: " + object_path(caller) + " is told driver version " +
             std::to_string(cuda_13_1) + " (the driver is " + std::to_string(*version) +
             "), so that it asks for cuDevSmResourceSplit and cuStreamGetDevResource, which "
             "greenctx provides");
     *version = cuda_13_1;
+    break;
+  case caller_kind::runtime_13_1:
+    if (!is_shared_runtime(object_path(caller)))
+      warning("--cuda-13.1: " + object_path(caller) +
+              " has a CUDA 13.1+ runtime linked in statically, which greenctx cannot reach: a "
+              "runtime checks the driver version against the driver, so it keeps seeing " +
+              std::to_string(*version) +
+              ", and its cudaDevSmResourceSplit and cudaStreamGetDevResource return "
+              "cudaErrorCallRequiresNewerDriver (36) as without greenctx. Build it with the "
+              "shared runtime (nvcc -cudart shared), whose calls greenctx answers, or with "
+              "greenctx/cuda_compat.h");
+    break;
+  case caller_kind::runtime:
+  case caller_kind::other:
+    break;
   }
   return CUDA_SUCCESS;
 }

@@ -28,6 +28,14 @@ namespace greenctx::preload {
 /// know them.
 inline constexpr int cuda_13_1 = 13010;
 
+/// Whether greenctx provides the 13.1 entry points in this process: --cuda-13.1, on a driver from
+/// 12.4 up that lacks them. Loads the driver.
+bool provides_cuda_13_1();
+
+/// cuLaunchHostFunc_v2's syncMode on a driver without it: a refusal (said on stderr) for a mode
+/// 13.1 does not have, else nothing (CU_HOST_TASK_SPINWAIT runs as blocking, said once).
+std::optional<CUresult> check_host_sync_mode(unsigned sync_mode);
+
 /// The entry point greenctx provides for `symbol` at ABI `version` (`flags`: cuGetProcAddress's),
 /// or null: with --cuda-13.1 only, and only where the driver lacks it.
 void *provided_entry(const char *symbol, int version, unsigned long long flags);
