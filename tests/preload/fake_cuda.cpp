@@ -125,6 +125,16 @@ CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r, CUdevResourceType) {
   r->sm.smCoscheduledAlignment = 8;
   return CUDA_SUCCESS;
 }
+// Which SMs a resource is, as a driver keeps it in the internal bytes: here the first SM's index.
+unsigned first_sm(const CUdevResource *r) {
+  unsigned at = 0;
+  if (r)
+    std::memcpy(&at, r->_internal_padding, sizeof at);
+  return at;
+}
+void set_first_sm(CUdevResource &r, unsigned at) {
+  std::memcpy(r._internal_padding, &at, sizeof at);
+}
 // Groups of minCount rounded up to the unit (8, or 2 with IgnoreSmCoscheduling), as many as fit.
 CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *input,
                        CUdevResource *rest, unsigned flags, unsigned min_count) {
@@ -140,11 +150,13 @@ CUresult CUDAAPI split(CUdevResource *groups, unsigned *n, const CUdevResource *
       std::memset(&groups[i], 0, sizeof groups[i]);
       groups[i].type = CU_DEV_RESOURCE_TYPE_SM;
       groups[i].sm.smCount = size;
+      set_first_sm(groups[i], first_sm(input) + i * size);
     }
   if (rest) {
     std::memset(rest, 0, sizeof *rest);
     rest->type = CU_DEV_RESOURCE_TYPE_SM;
     rest->sm.smCount = total - fit * size;
+    set_first_sm(*rest, first_sm(input) + fit * size);
   }
   return CUDA_SUCCESS;
 }

@@ -3,7 +3,9 @@
 // calls that need a 13.1 driver refuse with cudaErrorCallRequiresNewerDriver (36), as cudart 13.5
 // does on driver 580, and it counts what greenctx's answers call of it. The preload tests show
 // that greenctx run --cuda-13.1 answers those calls in its place and that, without the option,
-// each call reaches the runtime's own.
+// each call reaches the runtime's own. Declared with the driver's types, which the runtime's
+// share by layout, as the preload library calls them (UBSan checks the types of calls).
+#include <cuda.h>
 namespace {
 constexpr int requires_newer_driver = 36;
 int set_device_calls = 0;
@@ -16,19 +18,20 @@ extern "C" __attribute__((visibility("default"))) const char *fake_runtime_error
 }
 
 extern "C" __attribute__((visibility("default"))) int
-cudaDevSmResourceSplit(void *, unsigned, const void *, void *, unsigned, void *) {
-  return requires_newer_driver;
-}
-extern "C" __attribute__((visibility("default"))) int cudaStreamGetDevResource(void *, void *,
-                                                                               int) {
+cudaDevSmResourceSplit(CUdevResource *, unsigned, const CUdevResource *, CUdevResource *, unsigned,
+                       void *) {
   return requires_newer_driver;
 }
 extern "C" __attribute__((visibility("default"))) int
-cudaLaunchHostFunc_v2(void *, void (*)(void *), void *, unsigned) {
+cudaStreamGetDevResource(CUstream, CUdevResource *, int) {
+  return requires_newer_driver;
+}
+extern "C" __attribute__((visibility("default"))) int cudaLaunchHostFunc_v2(CUstream, CUhostFn,
+                                                                            void *, unsigned) {
   return requires_newer_driver;
 }
 // The older ABI runs the function at once (a stream with nothing queued).
-extern "C" __attribute__((visibility("default"))) int cudaLaunchHostFunc(void *, void (*fn)(void *),
+extern "C" __attribute__((visibility("default"))) int cudaLaunchHostFunc(CUstream, CUhostFn fn,
                                                                          void *data) {
   ++host_func_calls;
   fn(data);

@@ -107,6 +107,44 @@ TEST(PreloadCuda131, SplitsGroupsOfTheirSizesAndTheRemainder) {
   EXPECT_EQ(green_sms(both, 2), first + 8);
 }
 
+// What one descriptor may combine, as CUDA 13.1 has it: the results of one split call, of one
+// co-scheduled count, with at most one work-queue resource. And split-by-count's flags.
+TEST(PreloadCuda131, DescriptorsCombineWhat131Combines) {
+  REQUIRE_OPTION();
+  auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
+  auto by_count = get<PFN_cuDevSmResourceSplitByCount_v12040>("cuDevSmResourceSplitByCount", 12040);
+  auto generate = get<PFN_cuDevResourceGenerateDesc_v12040>("cuDevResourceGenerateDesc", 12040);
+  const CUdevResource all = device_sms();
+  CUdevResourceDesc desc = nullptr;
+  // Two groups of different co-scheduled counts, of one split.
+  group_params params[2];
+  params[0].smCount = 8;
+  params[0].coscheduledSmCount = 8;
+  params[1].smCount = 8;
+  params[1].coscheduledSmCount = 2;
+  CUdevResource groups[2]{};
+  ASSERT_EQ(split(groups, 2, &all, nullptr, 0, params), CUDA_SUCCESS);
+  EXPECT_EQ(generate(&desc, &groups[0], 1), CUDA_SUCCESS);
+  EXPECT_EQ(generate(&desc, groups, 2), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+  // A group and two work-queue resources.
+  CUdevResource wq[3] = {groups[0]};
+  ASSERT_EQ(cu().resource(0, &wq[1], static_cast<CUdevResourceType>(workqueue_config)),
+            CUDA_SUCCESS);
+  ASSERT_EQ(cu().resource(0, &wq[2], static_cast<CUdevResourceType>(workqueue)), CUDA_SUCCESS);
+  EXPECT_EQ(generate(&desc, wq, 2), CUDA_SUCCESS) << "one work-queue resource is fine";
+  EXPECT_EQ(generate(&desc, wq, 3), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+  // Split-by-count: its results combine, a group of another split does not; unknown flags.
+  CUdevResource pieces[3]{};
+  unsigned n = 2;
+  ASSERT_EQ(by_count(pieces, &n, &all, &pieces[2], 0, 8), CUDA_SUCCESS);
+  EXPECT_EQ(generate(&desc, pieces, 3), CUDA_SUCCESS);
+  CUdevResource mixed[2] = {pieces[0], groups[0]};
+  if (std::memcmp(&pieces[0], &groups[0], sizeof(CUdevResource)) != 0)
+    EXPECT_EQ(generate(&desc, mixed, 2), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+  n = 1;
+  EXPECT_EQ(by_count(pieces, &n, &all, nullptr, 4, 8), CUDA_ERROR_INVALID_VALUE);
+}
+
 TEST(PreloadCuda131, ADryRunWritesTheCountsBack) {
   REQUIRE_OPTION();
   auto split = get<split_fn>("cuDevSmResourceSplit", 13010);
@@ -230,8 +268,8 @@ TEST(PreloadCuda131, AStreamTellsTheResourceOfItsGreenContext) {
   CUdevResource r{};
   ASSERT_EQ(stream_resource(s, &r, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
   EXPECT_EQ(r.sm.smCount, half(all));
-  ASSERT_EQ(stream_resource(s, &r, workqueue_config), CUDA_SUCCESS);
-  EXPECT_EQ(type_of(r), workqueue_config);
+  EXPECT_EQ(stream_resource(s, &r, workqueue_config), CUDA_ERROR_INVALID_RESOURCE_TYPE)
+      << "streams have SM resources only";
 }
 
 TEST(PreloadCuda131, HostFunctionsOfThe131AbiRunThroughTheOlderOne) {
@@ -322,10 +360,10 @@ TEST(PreloadCuda131, ASharedRuntimesCallsAreAnsweredInItsPlace) {
   ASSERT_EQ(stream_resource(nullptr, &r, CU_DEV_RESOURCE_TYPE_SM), 0);
   EXPECT_EQ(r.sm.smCount, all.sm.smCount);
   EXPECT_EQ(runtime_count("fake_runtime_set_device_calls"), set_before + 1) << "one was current";
-  ASSERT_EQ(
+  EXPECT_EQ(
       answered<runtime_stream_fn>("cudaStreamGetDevResource_ptsz")(nullptr, &r, workqueue_config),
-      0);
-  EXPECT_EQ(type_of(r), workqueue_config);
+      914)
+      << "cudaErrorInvalidResourceType: streams have SM resources only";
   cu().set_current(was);
 
   // cudaLaunchHostFunc_v2 runs through the runtime's cudaLaunchHostFunc.

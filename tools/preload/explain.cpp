@@ -166,22 +166,48 @@ std::vector<unsigned> partition_sizes(int device) {
   return sizes;
 }
 
+// The green contexts made to prove groups, by their pieces' bytes, until the program takes one
+// (cuGreenCtxCreate of a descriptor of the same pieces): a second context of the same SMs would
+// hold another 5 MiB of device memory on driver 580.
+struct proof_context {
+  CUdevice device = 0;
+  CUgreenCtx green = nullptr;
+  CUcontext ctx = nullptr;
+};
+std::mutex proofs_mutex;
+std::map<std::string, proof_context> &proofs() {
+  static auto *m = new std::map<std::string, proof_context>; // never destroyed
+  return *m;
+}
+std::string pieces_key(const std::vector<CUdevResource> &pieces) {
+  return std::string(reinterpret_cast<const char *>(pieces.data()),
+                     pieces.size() * sizeof(CUdevResource));
+}
+
 } // namespace
+
+std::optional<CUgreenCtx> take_proof_context(CUdevice device,
+                                             const std::vector<CUdevResource> &pieces) {
+  std::lock_guard lock(proofs_mutex);
+  const auto it = proofs().find(pieces_key(pieces));
+  if (it == proofs().end() || it->second.device != device)
+    return std::nullopt;
+  const CUgreenCtx green = it->second.green;
+  proofs().erase(it); // the program's now: it may destroy it
+  return green;
+}
 
 std::optional<unsigned> proven_clusters(CUdevice device, const std::vector<CUdevResource> &pieces,
                                         unsigned cluster) {
   const real_driver &d = real();
   if (!d.generate_desc || !d.green_create || !d.from_green || !d.device_attribute)
     return std::nullopt;
-  static std::mutex mutex;
-  static auto *made = new std::map<std::string, CUcontext>; // never destroyed (the driver's leak)
-  const std::string key(reinterpret_cast<const char *>(pieces.data()),
-                        pieces.size() * sizeof(CUdevResource));
   CUcontext ctx = nullptr;
   {
-    std::lock_guard lock(mutex);
-    if (auto it = made->find(key); it != made->end()) {
-      ctx = it->second;
+    std::lock_guard lock(proofs_mutex);
+    const std::string key = pieces_key(pieces);
+    if (auto it = proofs().find(key); it != proofs().end()) {
+      ctx = it->second.ctx;
     } else {
       std::vector<CUdevResource> raw = pieces;
       CUdevResourceDesc desc = nullptr;
@@ -190,7 +216,7 @@ std::optional<unsigned> proven_clusters(CUdevice device, const std::vector<CUdev
           d.green_create(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
           d.from_green(&ctx, green) != CUDA_SUCCESS)
         return std::nullopt;
-      made->emplace(key, ctx);
+      proofs().emplace(key, proof_context{device, green, ctx});
     }
   }
   // More than half an SM's shared memory per block: one block per SM, as greenctx's library

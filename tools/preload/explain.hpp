@@ -17,9 +17,14 @@ namespace greenctx::preload {
 void explain_cluster_refusal(CUfunction f, const CUlaunchConfig &launch);
 
 /// How many clusters of `cluster` blocks run at once on the SMs of `pieces` (one block per SM), by
-/// the occupancy calculator in a green context of them, made once per set of pieces and kept for
-/// the process. Null when the driver could not be asked.
+/// the occupancy calculator in a green context of them, made once per set of pieces and kept until
+/// the program takes it (take_proof_context). Null when the driver could not be asked.
 std::optional<unsigned> proven_clusters(CUdevice device, const std::vector<CUdevResource> &pieces,
                                         unsigned cluster);
+
+/// The green context a proof made of exactly `pieces` on `device`, handed over (it is no longer
+/// kept: the program may destroy it); null when there is none.
+std::optional<CUgreenCtx> take_proof_context(CUdevice device,
+                                             const std::vector<CUdevResource> &pieces);
 
 } // namespace greenctx::preload

@@ -60,6 +60,7 @@ enum class kind {
   green_resource,
   generate_desc,
   green_create,
+  split_by_count,
   pointer_attribute,
   pointer_attributes,
 };
@@ -231,20 +232,45 @@ GREENCTX_ANY_ENUM_VALUE CUresult handle(std::size_t index, A... a) {
     }
   } else if constexpr (K == kind::generate_desc) {
     CUresult refusal = CUDA_SUCCESS;
-    if (const auto expanded = resources_for_desc(std::get<1>(args), std::get<2>(args), &refusal)) {
-      std::vector<CUdevResource> r = *expanded;
-      return legacy(std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
-    }
-    return refusal != CUDA_SUCCESS ? refusal : legacy(a...);
+    std::vector<CUdevResource> r;
+    if (const auto expanded = resources_for_desc(std::get<1>(args), std::get<2>(args), &refusal))
+      r = *expanded;
+    else if (refusal != CUDA_SUCCESS)
+      return refusal;
+    else if (std::get<1>(args))
+      r.assign(std::get<1>(args), std::get<1>(args) + std::get<2>(args));
+    const CUresult rc = legacy(std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
+    if (rc == CUDA_SUCCESS && std::get<0>(args))
+      note_desc(*std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
+    return rc;
   } else if constexpr (K == kind::green_create) {
-    // CUDA 13.1 accepts CU_GREEN_CTX_NONE (0); 13.0 drivers require the default-stream flag.
-    if (config().cuda_13_1 && std::get<3>(args) == 0)
-      std::get<3>(args) = CU_GREEN_CTX_DEFAULT_STREAM;
+    if (config().cuda_13_1) {
+      // CUDA 13.1 accepts CU_GREEN_CTX_NONE (0); 13.0 drivers require the default-stream flag.
+      if (std::get<3>(args) == 0)
+        std::get<3>(args) = CU_GREEN_CTX_DEFAULT_STREAM;
+      // The context a cluster proof made of these SMs, rather than a second one.
+      if (std::get<0>(args))
+        if (const std::optional<CUgreenCtx> g =
+                proof_context_for(std::get<1>(args), std::get<2>(args))) {
+          *std::get<0>(args) = *g;
+          return CUDA_SUCCESS;
+        }
+    }
+    return legacy(a...);
+  } else if constexpr (K == kind::split_by_count) {
+    if (config().cuda_13_1) {
+      if (const std::optional<CUresult> refused = check_split_by_count_flags(std::get<4>(args)))
+        return *refused;
+      const CUresult rc = legacy(a...);
+      if (rc == CUDA_SUCCESS && std::get<1>(args))
+        note_split_by_count(std::get<0>(args), *std::get<1>(args), std::get<3>(args));
+      return rc;
+    }
     return legacy(a...);
   }
   if (!config().active) // GREENCTX_RUN_MEASURE alone: nothing changes (the call times it)
     return (PerThread ? real_fn<Fn>(index, true) : legacy)(a...);
-  if constexpr (K == kind::generate_desc || K == kind::green_create)
+  if constexpr (K == kind::generate_desc || K == kind::green_create || K == kind::split_by_count)
     return legacy(a...); // handled above
   else
     return handle_confined<K, PerThread, Fn, A...>(index, legacy, a...);

@@ -154,6 +154,71 @@ void export_group(const sm_group &g, CUdevice device, CUdevResource &out) {
   note_resource(out, device);
 }
 
+// ---- where resources come from ------------------------------------------------------------------
+// CUDA 13.1 builds a descriptor from the results of one split call, of one co-scheduled count:
+// greenctx remembers, by their bytes, the resources its splits and the driver's split-by-count
+// handed out, to refuse the rest as 13.1 does (the compat layer's rules,
+// src/compat/descriptors.cpp).
+
+struct origin {
+  std::uint64_t split = 0;
+  unsigned coscheduled = 0; ///< 0: no promise (a remainder, split-by-count)
+};
+std::mutex origins_mutex;
+std::map<std::string, origin> &origins() {
+  static auto *m = new std::map<std::string, origin>; // never destroyed
+  return *m;
+}
+std::atomic<std::uint64_t> last_split{0};
+
+void note_origin(const CUdevResource &r, std::uint64_t split, unsigned coscheduled) {
+  if (type_of(r) != CU_DEV_RESOURCE_TYPE_SM || r.sm.smCount == 0)
+    return;
+  std::lock_guard lock(origins_mutex);
+  if (origins().size() < 65536)
+    origins()[bytes_of(r)] = {split, coscheduled};
+}
+
+std::optional<origin> origin_of(const CUdevResource &r) {
+  std::lock_guard lock(origins_mutex);
+  const auto it = origins().find(bytes_of(r));
+  return it == origins().end() ? std::nullopt : std::optional<origin>(it->second);
+}
+
+// The refusal of resources 13.1 does not combine into one descriptor, or an empty string.
+std::string uncombinable(const CUdevResource *resources, unsigned count) {
+  unsigned queues = 0;
+  std::optional<std::pair<unsigned, origin>> first, first_unit;
+  for (unsigned i = 0; i < count; ++i) {
+    const int type = type_of(resources[i]);
+    if (type == type_workqueue_config || type == type_workqueue) {
+      if (++queues > 1)
+        return "resources " + std::to_string(i) + " and an earlier one are both work-queue " +
+               "resources: a descriptor holds at most one (WorkqueueConfig or Workqueue)";
+      continue;
+    }
+    const std::optional<origin> o = origin_of(resources[i]);
+    if (!o)
+      continue;
+    if (!first)
+      first = {i, *o};
+    else if (first->second.split != o->split)
+      return "resource " + std::to_string(i) + " does not come from the same split call as " +
+             "resource " + std::to_string(first->first) +
+             ": a descriptor combines the groups and remainder of one split";
+    if (o->coscheduled == 0)
+      continue;
+    if (!first_unit)
+      first_unit = {i, *o};
+    else if (first_unit->second.coscheduled != o->coscheduled)
+      return "resource " + std::to_string(i) + " has coscheduledSmCount " +
+             std::to_string(o->coscheduled) + ", resource " + std::to_string(first_unit->first) +
+             " " + std::to_string(first_unit->second.coscheduled) +
+             ": a descriptor's groups share one co-scheduled count";
+  }
+  return {};
+}
+
 // ---- cuDevSmResourceSplit ---------------------------------------------------------------------
 
 // A group whose co-scheduled unit no driver promise backs is proved with the occupancy
@@ -236,10 +301,15 @@ CUresult split_request(CUdevResource *result, unsigned count, const CUdevResourc
   if (const std::string why = disproved_group(r, *device); !why.empty())
     return refuse(api, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
                   why + ". Advice: " + plan_split_advice(in, p, limits, backend));
-  for (unsigned i = 0; i < count; ++i)
+  const std::uint64_t split = ++last_split;
+  for (unsigned i = 0; i < count; ++i) {
     export_group(r.groups.at(i), *device, result[i]);
-  if (remainder)
+    note_origin(result[i], split, r.groups.at(i).coscheduled);
+  }
+  if (remainder) {
     export_group(r.remainder, *device, *remainder);
+    note_origin(*remainder, split, 0);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -272,15 +342,9 @@ CUresult CUDAAPI stream_resource(CUstream stream, CUdevResource *out, int type) 
   CUgreenCtx green = nullptr;
   if (const CUresult rc = get_ctx(stream, &ctx, &green); rc != CUDA_SUCCESS)
     return rc;
-  if (type == type_workqueue_config || type == type_workqueue) {
-    CUcontext c = ctx;
-    if (green && real().from_green)
-      real().from_green(&c, green);
-    const std::optional<CUdevice> d = device_of_context(c);
-    if (!d)
-      return CUDA_ERROR_INVALID_CONTEXT;
-    return workqueue_resource(*d, out, type).value_or(CUDA_ERROR_INVALID_VALUE);
-  }
+  if (type != CU_DEV_RESOURCE_TYPE_SM)
+    return refuse("cuStreamGetDevResource", CUDA_ERROR_INVALID_RESOURCE_TYPE,
+                  "streams have SM resources only (type 1), not type " + std::to_string(type));
   const auto as_type = static_cast<CUdevResourceType>(type);
   if (green) {
     const auto resource = reinterpret_cast<PFN_cuGreenCtxGetDevResource_v12040>(
@@ -358,6 +422,57 @@ template <class Fn, class... A> CUresult call_symbol(const char *name, bool per_
 
 bool provides_cuda_13_1() {
   return providing();
+}
+
+namespace {
+std::mutex descs_mutex;
+std::map<CUdevResourceDesc, std::vector<CUdevResource>> &descs() {
+  static auto *m = new std::map<CUdevResourceDesc, std::vector<CUdevResource>>; // never destroyed
+  return *m;
+}
+} // namespace
+
+void note_desc(CUdevResourceDesc desc, const CUdevResource *resources, unsigned count) {
+  if (!desc || !resources || !providing())
+    return;
+  std::lock_guard lock(descs_mutex);
+  if (descs().size() < 65536)
+    descs()[desc].assign(resources, resources + count);
+}
+
+std::optional<CUgreenCtx> proof_context_for(CUdevResourceDesc desc, CUdevice device) {
+  if (!providing())
+    return std::nullopt;
+  std::vector<CUdevResource> pieces;
+  {
+    std::lock_guard lock(descs_mutex);
+    const auto it = descs().find(desc);
+    if (it == descs().end())
+      return std::nullopt;
+    pieces = it->second;
+  }
+  return take_proof_context(device, pieces);
+}
+
+std::optional<CUresult> check_split_by_count_flags(unsigned flags) {
+  constexpr unsigned known = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING |
+                             CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE;
+  if (!providing() || (flags & ~known) == 0)
+    return std::nullopt;
+  return refuse("cuDevSmResourceSplitByCount", CUDA_ERROR_INVALID_VALUE,
+                "unknown flags " + std::to_string(flags & ~known) +
+                    ": the flags are IgnoreSmCoscheduling (1) and MaxPotentialClusterSize (2)");
+}
+
+void note_split_by_count(const CUdevResource *result, unsigned count,
+                         const CUdevResource *remaining) {
+  if (!providing())
+    return;
+  const std::uint64_t split = ++last_split;
+  for (unsigned i = 0; result && i < count; ++i)
+    note_origin(result[i], split, 0);
+  if (remaining)
+    note_origin(*remaining, split, 0);
 }
 
 void *provided_entry(const char *symbol, int version, unsigned long long flags) {
@@ -451,6 +566,10 @@ std::optional<std::vector<CUdevResource>> resources_for_desc(const CUdevResource
   *refusal = CUDA_SUCCESS;
   if (!providing() || !resources)
     return std::nullopt;
+  if (const std::string why = uncombinable(resources, count); !why.empty()) {
+    *refusal = refuse("cuDevResourceGenerateDesc", CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, why);
+    return std::nullopt;
+  }
   bool changed = false;
   std::vector<CUdevResource> out;
   for (unsigned i = 0; i < count; ++i) {

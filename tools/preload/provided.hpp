@@ -36,6 +36,22 @@ bool provides_cuda_13_1();
 /// 13.1 does not have, else nothing (CU_HOST_TASK_SPINWAIT runs as blocking, said once).
 std::optional<CUresult> check_host_sync_mode(unsigned sync_mode);
 
+/// With --cuda-13.1 on a driver without 13.1: the refusal of cuDevSmResourceSplitByCount flags
+/// 13.1 does not have (said on stderr); else nothing.
+std::optional<CUresult> check_split_by_count_flags(unsigned flags);
+
+/// Remembers the results of one cuDevSmResourceSplitByCount call as one split (a descriptor
+/// combines resources of one split call only).
+void note_split_by_count(const CUdevResource *result, unsigned count,
+                         const CUdevResource *remaining);
+
+/// Remembers the resources (as given to the driver) of a descriptor the driver made.
+void note_desc(CUdevResourceDesc desc, const CUdevResource *resources, unsigned count);
+
+/// The green context a cluster proof made of exactly the SMs of `desc` on `device`, handed over
+/// to cuGreenCtxCreate instead of a second context of the same SMs; null when there is none.
+std::optional<CUgreenCtx> proof_context_for(CUdevResourceDesc desc, CUdevice device);
+
 /// The entry point greenctx provides for `symbol` at ABI `version` (`flags`: cuGetProcAddress's),
 /// or null: with --cuda-13.1 only, and only where the driver lacks it.
 void *provided_entry(const char *symbol, int version, unsigned long long flags);
@@ -64,7 +80,8 @@ std::optional<CUdevice> device_of_context(CUcontext ctx);
 
 /// cuDevResourceGenerateDesc's resources with greenctx's groups expanded into their pieces and
 /// work-queue resources left out (they are not provisioned below 13.1). Null when nothing needs
-/// changing; a refusal's code in *refusal (then said on stderr).
+/// changing; a refusal's code in *refusal (then said on stderr): resources of different split
+/// calls or co-scheduled counts, or more than one work-queue resource, as CUDA 13.1 refuses them.
 std::optional<std::vector<CUdevResource>> resources_for_desc(const CUdevResource *resources,
                                                              unsigned count, CUresult *refusal);
 
