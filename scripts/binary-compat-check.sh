@@ -11,8 +11,9 @@
 # What each run through greenctx must do:
 #   pass      exit 0, and no test skipped that the plain run ran (a runtime that cannot start
 #             skips every test: that is no pass)
-#   as-plain  a static runtime, which greenctx cannot reach: the same exit status and the same
-#             failed tests as the plain run, and stderr saying so
+#   no-worse  a static runtime, which greenctx cannot reach (its 13.1 calls fail as plain; the
+#             driver calls under it still meet greenctx's hooks): no test fails that passed
+#             plain, no failure where plain exited 0, and stderr says it is out of reach
 # Writes under $OUT (default ./binary-compat-out): a log per run (NAME.MODE.log, gtest
 # NAME.MODE.json), environment.txt (GPU, driver, date, commit) and summary.json with each run's
 # exit status, expectation and verdict and, for the tests, the counts and names of the failed and
@@ -48,7 +49,7 @@ fi
 cat "$out/environment.txt"
 
 # one NAME MODE EXPECT PROGRAM ARGS...: MODE plain, or the options of greenctx run after
-# "through:"; EXPECT pass or as-plain (judged below, from the logs and the gtest JSON).
+# "through:"; EXPECT pass or no-worse (judged below, from the logs and the gtest JSON).
 results=$out/results.jsonl
 rm -f "$results"
 one() {
@@ -70,7 +71,7 @@ one() {
 
 for rt in static shared; do
   expect=pass
-  [ $rt = static ] && expect=as-plain
+  [ $rt = static ] && expect=no-worse
   one "compat-tests-$rt" plain - "$programs/compat-tests-$rt"
   one "compat-tests-$rt" through:--cuda-13.1 $expect "$programs/compat-tests-$rt"
   one "runtime-api-$rt" plain - "$programs/runtime-api-$rt"
@@ -114,11 +115,12 @@ for r in runs:
                 why.append(f"{len(extra)} tests skipped that ran plain")
         if r["name"] == "cudart-probe" and not re.search(r"devices [1-9][0-9]* \(0\)", log):
             why.append("the runtime did not start")
-    else:  # as-plain: a static runtime greenctx cannot reach
-        if r["exit"] != base["exit"]:
-            why.append(f"exit {r['exit']}, plain {base['exit']}")
-        if r.get("failed") != base.get("failed"):
-            why.append("other tests failed than plain")
+    else:  # no-worse: a static runtime greenctx cannot reach
+        if base["exit"] == 0 and r["exit"] != 0:
+            why.append(f"exit {r['exit']}, plain 0")
+        worse = sorted(set(r.get("failed", [])) - set(base.get("failed", [])))
+        if worse:
+            why.append(f"{len(worse)} tests failed that passed plain: {', '.join(worse)}")
         if "linked in statically" not in log:
             why.append("stderr does not say the static runtime is out of reach")
     r["verdict"] = "met" if not why else "NOT MET: " + "; ".join(why)
