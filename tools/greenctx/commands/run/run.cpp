@@ -244,10 +244,11 @@ void add_run(CLI::App &app, action &run) {
                 "partition's");
   cmd->add_flag("--cuda-13.1", opt->cuda_13_1,
                 "Give the program the CUDA 13.1 green-context API on this older driver, without "
-                "rebuilding it: cuDevSmResourceSplit and cuStreamGetDevResource made by greenctx, "
-                "and driver version 13010 told to the code built for 13.1 (its runtime then asks "
-                "for them). With or without --sms (docs/compat-13.1.md, \"Without "
-                "recompiling\")");
+                "rebuilding it: cuDevSmResourceSplit and cuStreamGetDevResource made by greenctx "
+                "(driver version 13010 told to driver-API code built for 13.1), and the shared "
+                "CUDA runtime's cudaDevSmResourceSplit and cudaStreamGetDevResource answered in "
+                "its place; a runtime linked in statically is out of reach. With or without --sms "
+                "(docs/compat-13.1.md, \"Without recompiling\")");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
   cmd->footer(fmt::format(
       "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
