@@ -232,16 +232,17 @@ GREENCTX_ANY_ENUM_VALUE CUresult handle(std::size_t index, A... a) {
     }
   } else if constexpr (K == kind::generate_desc) {
     CUresult refusal = CUDA_SUCCESS;
-    std::vector<CUdevResource> r;
-    if (const auto expanded = resources_for_desc(std::get<1>(args), std::get<2>(args), &refusal))
-      r = *expanded;
-    else if (refusal != CUDA_SUCCESS)
+    std::optional<std::vector<CUdevResource>> expanded =
+        resources_for_desc(std::get<1>(args), std::get<2>(args), &refusal);
+    if (refusal != CUDA_SUCCESS)
       return refusal;
-    else if (std::get<1>(args))
-      r.assign(std::get<1>(args), std::get<1>(args) + std::get<2>(args));
-    const CUresult rc = legacy(std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
+    if (expanded) { // the driver gets greenctx's groups as their pieces
+      std::get<1>(args) = expanded->data();
+      std::get<2>(args) = static_cast<unsigned>(expanded->size());
+    }
+    const CUresult rc = legacy(a...);
     if (rc == CUDA_SUCCESS && std::get<0>(args))
-      note_desc(*std::get<0>(args), r.data(), static_cast<unsigned>(r.size()));
+      note_desc(*std::get<0>(args), std::get<1>(args), std::get<2>(args));
     return rc;
   } else if constexpr (K == kind::green_create) {
     if (config().cuda_13_1) {

@@ -313,9 +313,6 @@ CUresult split_request(CUdevResource *result, unsigned count, const CUdevResourc
   return CUDA_SUCCESS;
 }
 
-using split_fn = CUresult(CUDAAPI *)(CUdevResource *, unsigned, const CUdevResource *,
-                                     CUdevResource *, unsigned, void *);
-
 CUresult CUDAAPI split_13_1(CUdevResource *result, unsigned count, const CUdevResource *input,
                             CUdevResource *remainder, unsigned flags, void *params) {
   mark_cuda_used();
@@ -604,8 +601,8 @@ std::optional<std::vector<CUdevResource>> resources_for_desc(const CUdevResource
   extern "C" __attribute__((visibility("default"), used, noinline))                                \
   CUresult CUDAAPI greenctx_symbol_##name
 using greenctx::preload::call_symbol;
-using stream_resource_fn = CUresult(CUDAAPI *)(CUstream, CUdevResource *, int);
-using host_func_fn = CUresult(CUDAAPI *)(CUstream, CUhostFn, void *, unsigned);
+using greenctx::preload::host_func_fn;
+using greenctx::preload::stream_resource_fn;
 
 GREENCTX_PROVIDED_SYMBOL(split)
 (CUdevResource *, unsigned, const CUdevResource *, CUdevResource *, unsigned,

@@ -24,6 +24,13 @@
 
 namespace greenctx::preload {
 
+/// The provided entry points' types (13.0 headers have none: the group parameters are bytes, the
+/// resource type an integer).
+using split_fn = CUresult(CUDAAPI *)(CUdevResource *, unsigned, const CUdevResource *,
+                                     CUdevResource *, unsigned, void *);
+using stream_resource_fn = CUresult(CUDAAPI *)(CUstream, CUdevResource *, int);
+using host_func_fn = CUresult(CUDAAPI *)(CUstream, CUhostFn, void *, unsigned);
+
 /// The ABI version the 13.1 entry points came with, and the version reported to callers that
 /// know them.
 inline constexpr int cuda_13_1 = 13010;

@@ -20,23 +20,32 @@
 
 #include <dlfcn.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace greenctx::preload {
 namespace {
 
 // The runtime's own `name`: the next definition after this library, else the one of a loaded
-// libcudart.so.13 (a runtime opened with RTLD_LOCAL, as Python modules open theirs).
+// libcudart.so.13 (a runtime opened with RTLD_LOCAL, as Python modules open theirs). Looked up
+// once per name (a host function may be launched often); not kept while no runtime has it.
 void *runtime_own(const char *name) {
+  static std::mutex mutex;
+  static auto *found = new std::map<std::string, void *>; // never destroyed
+  std::lock_guard lock(mutex);
+  if (const auto it = found->find(name); it != found->end())
+    return it->second;
   if (!real_dlsym())
     return nullptr;
-  if (void *f = real_dlsym()(RTLD_NEXT, name))
-    return f;
-  void *library = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
-  if (!library)
-    return nullptr;
-  void *f = real_dlsym()(library, name);
-  dlclose(library); // only drops the reference RTLD_NOLOAD took
+  void *f = real_dlsym()(RTLD_NEXT, name);
+  if (!f)
+    if (void *library = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD)) {
+      f = real_dlsym()(library, name);
+      dlclose(library); // only drops the reference RTLD_NOLOAD took
+    }
+  if (f)
+    found->emplace(name, f);
   return f;
 }
 
@@ -85,10 +94,6 @@ template <class Fn, class... A> int runtime_call(const char *name, A... a) {
   warning(std::string(name) + ": no CUDA runtime (libcudart.so.13) is loaded to run it");
   return runtime_error_initialization;
 }
-
-using split_fn = CUresult(CUDAAPI *)(CUdevResource *, unsigned, const CUdevResource *,
-                                     CUdevResource *, unsigned, void *);
-using stream_resource_fn = CUresult(CUDAAPI *)(CUstream, CUdevResource *, int);
 
 template <bool PerThread> int stream_resource(CUstream stream, CUdevResource *out, int type) {
   const char *name = PerThread ? "cudaStreamGetDevResource_ptsz" : "cudaStreamGetDevResource";
