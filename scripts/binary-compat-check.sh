@@ -8,6 +8,9 @@
 #   runtime-api-{static,shared}    examples/runtime_api.cu
 #   driver-13-1                    the driver API of 13.1 by symbol (64 8 0: three groups)
 #   cudart-probe                   the version cudart 13.5 is told and its first call
+#   cuda-core-split                cuda.core (the machine's own) splitting 112+16 SMs, a
+#                                  structured split (tests/toolkit/cuda_core_split.py), and 48+16
+#                                  through --sms 64
 # What each run through greenctx must do:
 #   pass      exit 0, and no test skipped that the plain run ran (a runtime that cannot start
 #             skips every test: that is no pass)
@@ -83,6 +86,10 @@ one driver-13-1 through:--cuda-13.1 pass "$programs/driver-13-1" 64 8 0
 one driver-13-1 "through:--cuda-13.1 --sms 64" pass "$programs/driver-13-1" 16 8 0
 one cudart-probe plain - "$programs/cudart-probe"
 one cudart-probe through:--cuda-13.1 pass "$programs/cudart-probe"
+split=tests/toolkit/cuda_core_split.py
+one cuda-core-split plain - python3 "$split" 112,16
+one cuda-core-split through:--cuda-13.1 pass python3 "$split" 112,16
+one cuda-core-split "through:--cuda-13.1 --sms 64" pass python3 "$split" 48,16
 
 python3 - "$out" <<'PY' || failed+=("through greenctx (summary.json)")
 import json, os, re, sys
