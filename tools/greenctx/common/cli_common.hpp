@@ -68,6 +68,13 @@ template <class T> CLI::Validator decimal_for(unsigned long long min = 0) {
                  min == 0 ? std::string() : "at least " + std::to_string(min));
 }
 
+/// Adds the integer option `name` read by decimal(min, max), its default shown in --help.
+template <class T>
+CLI::Option *add_decimal(CLI::App &cmd, const std::string &name, T &value, const std::string &help,
+                         unsigned long long min, unsigned long long max) {
+  return cmd.add_option(name, value, help)->transform(decimal(min, max))->capture_default_str();
+}
+
 /// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
 void add_device_option(CLI::App &cmd, int &ordinal);
 

@@ -15,28 +15,19 @@ void add_workload_options(CLI::App &cmd, workload_options &w, setup &cfg) {
                  "Critical workload: kernel (small spin kernel) or gemm (small cuBLAS GEMM)")
       ->check(CLI::IsMember({"kernel", "gemm"}))
       ->capture_default_str();
-  cmd.add_option("--critical-blocks", cfg.critical_blocks, "Blocks of the critical kernel")
-      ->transform(decimal(1, 1000000))
-      ->capture_default_str();
-  cmd.add_option("--critical-us", w.critical_us, "Duration of each critical block")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd.add_option("--critical-gemm-n", cfg.critical_gemm_n, "Size of the critical GEMM")
-      ->transform(decimal(16, 16384))
-      ->capture_default_str();
-  cmd.add_option("--background-us", w.background_us, "Duration of each spin background block")
-      ->transform(decimal(1, 1000000))
-      ->capture_default_str();
-  cmd.add_option("--waves", cfg.background_waves,
-                 "Full-GPU waves per spin background kernel (more waves, less quantization)")
-      ->transform(decimal(1, 100000))
-      ->capture_default_str();
-  cmd.add_option("--memory-mib", w.memory_mib, "MiB copied per memory background kernel")
-      ->transform(decimal(1, 65536))
-      ->capture_default_str();
-  cmd.add_option("--gemm-n", cfg.gemm_n, "Size of the background GEMM")
-      ->transform(decimal(64, 32768))
-      ->capture_default_str();
+  add_decimal(cmd, "--critical-blocks", cfg.critical_blocks, "Blocks of the critical kernel", 1,
+              1000000);
+  add_decimal(cmd, "--critical-us", w.critical_us, "Duration of each critical block", 0, 1000000);
+  add_decimal(cmd, "--critical-gemm-n", cfg.critical_gemm_n, "Size of the critical GEMM", 16,
+              16384);
+  add_decimal(cmd, "--background-us", w.background_us, "Duration of each spin background block", 1,
+              1000000);
+  add_decimal(cmd, "--waves", cfg.background_waves,
+              "Full-GPU waves per spin background kernel (more waves, less quantization)", 1,
+              100000);
+  add_decimal(cmd, "--memory-mib", w.memory_mib, "MiB copied per memory background kernel", 1,
+              65536);
+  add_decimal(cmd, "--gemm-n", cfg.gemm_n, "Size of the background GEMM", 64, 32768);
 }
 
 void apply(const workload_options &w, setup &cfg) {

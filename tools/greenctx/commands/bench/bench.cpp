@@ -183,11 +183,12 @@ int run_bench(bench_options opt) {
 } // namespace
 
 void add_bench(CLI::App &app, action &run) {
-  auto opt = std::make_shared<bench_options>();
-  auto *cmd = app.add_subcommand(
-      "bench", "Measure a critical workload's latency while a background workload fills the GPU, "
-               "under several placements (shared, priority, green contexts, and the trap of "
-               "background work left in the primary context), and the background's throughput");
+  const auto [cmd, opt] = add_command<bench_options>(
+      app, "bench",
+      "Measure a critical workload's latency while a background workload fills the GPU, under "
+      "several placements (shared, priority, green contexts, and the trap of background work left "
+      "in the primary context), and the background's throughput",
+      exit_footer("with --check-targets: a target was missed"));
   cmd->add_option("MODE", opt->mode,
                   "Which bench: latency (the default: the critical workload under each "
                   "placement), adaptive (the same as --adaptive) or comm (the same as --comm)")
@@ -197,27 +198,19 @@ void add_bench(CLI::App &app, action &run) {
                   "by commas, at least two")
       ->check(device_list_check(api));
   bench::add_workload_options(*cmd, opt->work, opt->cfg);
-  cmd->add_option("--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition")
-      ->transform(decimal(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--samples", opt->cfg.samples, "Timed samples per placement")
-      ->transform(decimal(1, 10000000))
-      ->capture_default_str();
-  cmd->add_option("--warmup", opt->cfg.warmup, "Untimed samples first, per placement")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--rounds", opt->cfg.rounds,
-                  "Rounds over all placements: each takes samples/rounds samples per round, so "
-                  "that drifts of the machine fall on every placement alike")
-      ->transform(decimal(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--rate-window-ms", opt->rate_window_ms,
-                  "How long the background-alone rates are measured")
-      ->transform(decimal(10, 600000))
-      ->capture_default_str();
+  add_decimal(*cmd, "--critical-sms", opt->cfg.critical_sms, "SMs of the critical partition", 1,
+              4096);
+  add_decimal(*cmd, "--samples", opt->cfg.samples, "Timed samples per placement", 1, 10000000);
+  add_decimal(*cmd, "--warmup", opt->cfg.warmup, "Untimed samples first, per placement", 0,
+              1000000);
+  add_decimal(*cmd, "--rounds", opt->cfg.rounds,
+              "Rounds over all placements: each takes samples/rounds samples per round, so "
+              "that drifts of the machine fall on every placement alike",
+              1, 100000);
+  add_decimal(*cmd, "--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)", 0,
+              1000000);
+  add_decimal(*cmd, "--rate-window-ms", opt->rate_window_ms,
+              "How long the background-alone rates are measured", 10, 600000);
   add_output_options(
       *cmd, opt->output,
       {"everything, raw samples included",
@@ -252,45 +245,38 @@ void add_bench(CLI::App &app, action &run) {
                   "With --adaptive: lead (shrink --lead-us before each arrival, known in "
                   "advance), lead-wait (and wait for the wide chunks before launching), reactive "
                   "(shrink at the arrival), reactive-wait; separated by commas (default all)");
-  cmd->add_option("--lead-us", opt->lead_us,
-                  "With --adaptive: how long before each critical arrival the lead policies "
-                  "shrink the background")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
-  cmd->add_option("--chunk-mib", opt->chunk_mib,
-                  "With --adaptive: MiB copied by each background chunk (shorter chunks let a "
-                  "switch take effect sooner)")
-      ->transform(decimal(1, 65536))
-      ->capture_default_str();
-  cmd->add_option("--queue-depth", opt->queue_depth,
-                  "With --adaptive: background chunks queued at most, over both layouts")
-      ->transform(decimal(1, 64))
-      ->capture_default_str();
+  add_decimal(*cmd, "--lead-us", opt->lead_us,
+              "With --adaptive: how long before each critical arrival the lead policies "
+              "shrink the background",
+              0, 1000000);
+  add_decimal(*cmd, "--chunk-mib", opt->chunk_mib,
+              "With --adaptive: MiB copied by each background chunk (shorter chunks let a "
+              "switch take effect sooner)",
+              1, 65536);
+  add_decimal(*cmd, "--queue-depth", opt->queue_depth,
+              "With --adaptive: background chunks queued at most, over both layouts", 1, 64);
   cmd->add_option("--sizes", opt->sizes,
                   "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
                   "1M,16M,1G (default 1M to 1G in powers of 4)");
   cmd->add_option("--comm-sms", opt->comm_sms,
                   "With --comm: the k values, SM counts of the all-reduce's green context and "
                   "NCCL_MAX_CTAS limits (default 8,16,24,32,48)");
-  cmd->add_option("--tolerance", opt->tolerance,
-                  "With --comm: the answer is the smallest k whose all-reduce p50 is within this "
-                  "many percent of the best mode's")
-      ->transform(decimal(0, 1000))
-      ->capture_default_str();
+  add_decimal(*cmd, "--tolerance", opt->tolerance,
+              "With --comm: the answer is the smallest k whose all-reduce p50 is within this "
+              "many percent of the best mode's",
+              0, 1000);
   cmd->add_option("--window-ms", opt->window_ms,
                   "With --comm: each point runs at least this long, for the GEMM's rate (default "
                   "300, 100 with --quick)")
       ->transform(decimal(1, 600000));
-  cmd->add_option("--comm-timeout", opt->comm_timeout,
-                  "With --comm: seconds after which a child process still measuring is killed "
-                  "(its points are reported as failed)")
-      ->transform(decimal(1, 86400))
-      ->capture_default_str();
+  add_decimal(*cmd, "--comm-timeout", opt->comm_timeout,
+              "With --comm: seconds after which a child process still measuring is killed "
+              "(its points are reported as failed)",
+              1, 86400);
   cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
-  cmd->footer(exit_footer("with --check-targets: a target was missed"));
-  cmd->callback([opt, cmd, &run] {
+  run_with(*cmd, run, opt, run_bench, [opt = opt, cmd = cmd] {
     // MODE names the bench; --adaptive and --comm are the older spelling of two of them.
     if (!opt->mode.empty()) {
       const bool other = opt->mode == "latency" ? opt->comm || opt->adaptive
@@ -338,7 +324,6 @@ void add_bench(CLI::App &app, action &run) {
           throw CLI::ValidationError(name, "has no effect with --adaptive (its background is a "
                                            "chunked copy: see --chunk-mib): leave it out");
     }
-    run = [opt] { return run_bench(*opt); };
   });
 }
 

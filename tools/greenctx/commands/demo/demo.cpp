@@ -140,19 +140,15 @@ int run_demo(const demo_options &opt) {
 } // namespace
 
 void add_demo(CLI::App &app, action &run) {
-  auto opt = std::make_shared<demo_options>();
-  auto *cmd = app.add_subcommand(
-      "demo", "Show the GPU, verify a 16/rest split and measure critical-kernel latency under "
-              "contention with and without green contexts (under 20 s)");
+  const auto [cmd, opt] = add_command<demo_options>(
+      app, "demo",
+      "Show the GPU, verify a 16/rest split and measure critical-kernel latency under contention "
+      "with and without green contexts (under 20 s)",
+      exit_footer("the verified split failed its check"));
   add_device_option(*cmd, opt->device);
-  cmd->add_option("--samples", opt->samples, "Timed samples per placement")
-      ->transform(decimal(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--critical-sms", opt->critical_sms, "SMs of the critical partition")
-      ->transform(decimal(1, 4096))
-      ->capture_default_str();
-  cmd->footer(exit_footer("the verified split failed its check"));
-  cmd->callback([opt, &run] { run = [opt] { return run_demo(*opt); }; });
+  add_decimal(*cmd, "--samples", opt->samples, "Timed samples per placement", 1, 100000);
+  add_decimal(*cmd, "--critical-sms", opt->critical_sms, "SMs of the critical partition", 1, 4096);
+  run_with(*cmd, run, opt, run_demo);
 }
 
 } // namespace greenctx::cli

@@ -76,17 +76,15 @@ int run_info(const info_options &opt) {
 } // namespace
 
 void add_info(CLI::App &app, action &run) {
-  auto opt = std::make_shared<info_options>();
-  auto *cmd =
-      app.add_subcommand("info", "Show the driver, the GPU and what it offers for partitioning");
+  const auto [cmd, opt] = add_command<info_options>(
+      app, "info", "Show the driver, the GPU and what it offers for partitioning", exit_footer(""));
   cmd->add_option("-d,--device", opt->devices,
                   "GPUs to show: all (every GPU the driver sees, under CUDA_VISIBLE_DEVICES), or "
                   "ordinals in decimal separated by commas (e.g. 0 or 0,1)")
       ->check(device_list_check(api))
       ->capture_default_str();
   add_record_options(*cmd, opt->output, "the GPUs' table");
-  cmd->footer(exit_footer(""));
-  cmd->callback([opt, &run] { run = [opt] { return run_info(*opt); }; });
+  run_with(*cmd, run, opt, run_info);
 }
 
 } // namespace greenctx::cli

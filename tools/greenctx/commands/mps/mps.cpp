@@ -203,28 +203,28 @@ void add_folders(CLI::App &cmd, mps_options &o, bool logs) {
 } // namespace
 
 void add_mps(CLI::App &app, action &run) {
-  auto opt = std::make_shared<mps_options>();
-  auto *cmd = app.add_subcommand(
-      "mps", "Start, stop or show the MPS control daemon, under which the processes given the "
-             "pieces of one split (greenctx run --split S --piece I) run side by side");
-  cmd->require_subcommand(1);
   const std::string footer = exit_footer("stop or status: no daemon answers");
-  cmd->footer(footer);
+  const auto [cmd, opt] = add_command<mps_options>(
+      app, "mps",
+      "Start, stop or show the MPS control daemon, under which the processes given the pieces of "
+      "one split (greenctx run --split S --piece I) run side by side",
+      footer);
+  cmd->require_subcommand(1);
   auto *start = cmd->add_subcommand("start", "Start the daemon (nvidia-cuda-mps-control -d) with "
                                              "the folders given, and say what that changes");
   start->footer(footer);
   add_folders(*start, *opt, true);
-  start->callback([opt, &run] { run = [opt] { return run_start(*opt); }; });
+  run_with(*start, run, opt, run_start);
   auto *stop = cmd->add_subcommand("stop", "Stop the daemon (its 'quit' command); exit 1 when "
                                            "none answers");
   stop->footer(footer);
   add_folders(*stop, *opt, false);
-  stop->callback([opt, &run] { run = [opt] { return run_stop(*opt); }; });
+  run_with(*stop, run, opt, run_stop);
   auto *status = cmd->add_subcommand("status", "Say whether a daemon answers and its servers; "
                                                "exit 1 when none answers");
   status->footer(footer);
   add_folders(*status, *opt, false);
-  status->callback([opt, &run] { run = [opt] { return run_status(*opt); }; });
+  run_with(*status, run, opt, run_status);
 }
 
 } // namespace greenctx::cli

@@ -206,11 +206,27 @@ int run_run(const run_options &opt) {
 } // namespace
 
 void add_run(CLI::App &app, action &run) {
-  auto opt = std::make_shared<run_options>();
-  auto *cmd = app.add_subcommand(
-      "run", "Run an unmodified CUDA program with its kernels on N SMs of each GPU it uses. "
-             "greenctx checks the request, then becomes the program (exec): its pid, output, "
-             "exit status and signals are those of a plain run");
+  const auto [cmd, opt] = add_command<run_options>(
+      app, "run",
+      "Run an unmodified CUDA program with its kernels on N SMs of each GPU it uses. greenctx "
+      "checks the request, then becomes the program (exec): its pid, output, exit status and "
+      "signals are those of a plain run",
+      fmt::format(
+          "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
+          "A program built with CUDA 13.1+ that splits SMs, on a CUDA 13.0 driver: greenctx run "
+          "--cuda-13.1 -- ./app\n"
+          "Two processes on disjoint SMs (start MPS first): greenctx run --split 16,rest --piece 0 "
+          "-- ./serve & greenctx run --split 16,rest --piece 1 -- ./train\n"
+          "Before anything runs, greenctx checks the program, --device, the preload library (by "
+          "loading it) and --sms on each GPU to confine; then it execs the program with "
+          "libgreenctx_preload.so in LD_PRELOAD.\n{}",
+          exit_footer("",
+                      fmt::format("4 also when the preload library is missing, or with --cuda-13.1 "
+                                  "on a driver without green contexts. Past its checks "
+                                  "the exit status is the program's ({} with --strict when a "
+                                  "guarantee cannot be kept; 126 when the program cannot be "
+                                  "executed, 127 when its #! interpreter is not found)",
+                                  protocol::exit_strict))));
   cmd->add_option("--sms", opt->sms,
                   "SMs to run on, in decimal: a size one split gives on each GPU to confine (see "
                   "greenctx info)")
@@ -250,22 +266,7 @@ void add_run(CLI::App &app, action &run) {
                 "its place; a runtime linked in statically is out of reach. With or without --sms "
                 "(docs/compat-13.1.md, \"Without recompiling\")");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
-  cmd->footer(fmt::format(
-      "Example: greenctx run --sms 16 -- python3 train.py --epochs 1\n"
-      "A program built with CUDA 13.1+ that splits SMs, on a CUDA 13.0 driver: greenctx run "
-      "--cuda-13.1 -- ./app\n"
-      "Two processes on disjoint SMs (start MPS first): greenctx run --split 16,rest --piece 0 "
-      "-- ./serve & greenctx run --split 16,rest --piece 1 -- ./train\n"
-      "Before anything runs, greenctx checks the program, --device, the preload library (by "
-      "loading it) and --sms on each GPU to confine; then it execs the program with "
-      "libgreenctx_preload.so in LD_PRELOAD.\n{}",
-      exit_footer("", fmt::format("4 also when the preload library is missing, or with --cuda-13.1 "
-                                  "on a driver without green contexts. Past its checks "
-                                  "the exit status is the program's ({} with --strict when a "
-                                  "guarantee cannot be kept; 126 when the program cannot be "
-                                  "executed, 127 when its #! interpreter is not found)",
-                                  protocol::exit_strict))));
-  cmd->callback([opt, &run] { run = [opt] { return run_run(*opt); }; });
+  run_with(*cmd, run, opt, run_run);
 }
 
 } // namespace greenctx::cli

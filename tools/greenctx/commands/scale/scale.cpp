@@ -187,11 +187,23 @@ int run_scale(const scale_options &opt) {
 } // namespace
 
 void add_scale(CLI::App &app, action &run) {
-  auto opt = std::make_shared<scale_options>();
-  auto *cmd = app.add_subcommand(
-      "scale", "Run an unmodified CUDA program at several SM counts and once unconfined, measure "
-               "each run (wall time, GPU phase, or a number it prints), and show the figure and "
-               "its speed-up against SM count");
+  const auto [cmd, opt] = add_command<scale_options>(
+      app, "scale",
+      "Run an unmodified CUDA program at several SM counts and once unconfined, measure each run "
+      "(wall time, GPU phase, or a number it prints), and show the figure and its speed-up "
+      "against SM count",
+
+      "Examples: greenctx scale --sms 8,16,32,64,132 --svg scale.svg -- ./gemm 8192\n"
+      "  greenctx scale --metric gpu-time -- python3 train.py\n"
+      "  greenctx scale --metric 'regex:([0-9.]+) tokens/s' --metric-unit tokens/s -- ./serve\n"
+      "The default figure, wall, includes the program's start-up (imports, loading, context "
+      "creation); the report warns when that may be what the curve shows: the fewest SMs' "
+      "median within 1.3x of the unconfined one while the device has 4x as many SMs or more. "
+      "Then measure --metric gpu-time, or a time the program prints.\n" +
+          exit_footer(
+              "a run failed, gave no figure, or the program never used CUDA (the runs so far "
+              "are reported)",
+              "4 also when the preload library is missing"));
   auto *sms = cmd->add_option(
       "--sms", opt->sms,
       "SM counts to run at, in decimal, increasing, separated by commas (default: every count a "
@@ -245,23 +257,11 @@ void add_scale(CLI::App &app, action &run) {
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_option("PROGRAM", opt->program, "The program and its arguments, after --");
   cmd->allow_extras(); // named in run_scale's message instead of CLI11's
-  cmd->footer(
-      "Examples: greenctx scale --sms 8,16,32,64,132 --svg scale.svg -- ./gemm 8192\n"
-      "  greenctx scale --metric gpu-time -- python3 train.py\n"
-      "  greenctx scale --metric 'regex:([0-9.]+) tokens/s' --metric-unit tokens/s -- ./serve\n"
-      "The default figure, wall, includes the program's start-up (imports, loading, context "
-      "creation); the report warns when that may be what the curve shows: the fewest SMs' "
-      "median within 1.3x of the unconfined one while the device has 4x as many SMs or more. "
-      "Then measure --metric gpu-time, or a time the program prints.\n" +
-      exit_footer("a run failed, gave no figure, or the program never used CUDA (the runs so far "
-                  "are reported)",
-                  "4 also when the preload library is missing"));
-  cmd->callback([opt, sms, cmd, metric, unit, higher, lower, &run] {
+  run_with(*cmd, run, opt, run_scale, [opt = opt, cmd = cmd, sms, metric, unit, higher, lower] {
     opt->sms_given = sms->count() > 0;
     opt->metric_unit_given = unit->count() > 0;
     opt->metric_given = metric->count() + unit->count() + higher->count() + lower->count() > 0;
     opt->extras = cmd->remaining();
-    run = [opt] { return run_scale(*opt); };
   });
 }
 

@@ -81,10 +81,11 @@ int run_split(const split_options &opt) {
 } // namespace
 
 void add_split(CLI::App &app, action &run) {
-  auto opt = std::make_shared<split_options>();
-  auto *cmd = app.add_subcommand(
-      "split", "Split the GPU's SMs by CUDA 13.1 group parameters (cudaDevSmResourceSplit), "
-               "show what each group gets and, unless --dry-run, check it on the hardware");
+  const auto [cmd, opt] = add_command<split_options>(
+      app, "split",
+      "Split the GPU's SMs by CUDA 13.1 group parameters (cudaDevSmResourceSplit), show what each "
+      "group gets and, unless --dry-run, check it on the hardware",
+      exit_footer("a check of the groups on the hardware failed"));
   cmd->add_option("REQUEST", opt->request,
                   "Groups separated by spaces or commas, each an SM count (0: as many as fit) "
                   "with options :cosched=N :pref=N :backfill, e.g. '16:cosched=2 0:backfill' "
@@ -93,8 +94,7 @@ void add_split(CLI::App &app, action &run) {
   cmd->add_flag("--dry-run", opt->dry_run,
                 "Only compute the groups (result NULL): no green contexts, no checks");
   add_record_options(*cmd, opt->output, "the groups' table");
-  cmd->footer(exit_footer("a check of the groups on the hardware failed"));
-  cmd->callback([opt, &run] { run = [opt] { return run_split(*opt); }; });
+  run_with(*cmd, run, opt, run_split);
 }
 
 } // namespace greenctx::cli

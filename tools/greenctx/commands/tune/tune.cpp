@@ -166,12 +166,13 @@ int run_tune(tune_options &opt) {
 } // namespace
 
 void add_tune(CLI::App &app, action &run) {
-  auto opt = std::make_shared<tune_options>();
-  auto *cmd = app.add_subcommand(
-      "tune", "Choose the split by measurement: the critical workload on N SMs and the background "
-              "on the rest, for each N this GPU makes, measured with both running; answers the "
-              "N,rest that meets the objective with the most background throughput (exit 1 when "
-              "none does, with the closest)");
+  const auto [cmd, opt] = add_command<tune_options>(
+      app, "tune",
+      "Choose the split by measurement: the critical workload on N SMs and the background on the "
+      "rest, for each N this GPU makes, measured with both running; answers the N,rest that meets "
+      "the objective with the most background throughput (exit 1 when none does, with the "
+      "closest)",
+      exit_footer("no split meets the objective (the closest is shown)"));
   cmd->add_option("-d,--device", opt->devices,
                   "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
                   "by commas")
@@ -197,19 +198,13 @@ void add_tune(CLI::App &app, action &run) {
       ->check(CLI::IsMember({"guided", "exhaustive", "both"}))
       ->capture_default_str();
   cmd->add_flag("--exhaustive", opt->exhaustive, "The same as --search exhaustive");
-  cmd->add_option("--samples", opt->samples, "Critical samples per split while searching")
-      ->transform(decimal(1, 10000000))
-      ->capture_default_str();
-  cmd->add_option("--confirm-samples", opt->confirm_samples,
-                  "Critical samples of each confirming (and each exhaustive) measurement")
-      ->transform(decimal(1, 10000000))
-      ->capture_default_str();
-  cmd->add_option("--rounds", opt->rounds, "Rounds of each measurement")
-      ->transform(decimal(1, 100000))
-      ->capture_default_str();
-  cmd->add_option("--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)")
-      ->transform(decimal(0, 1000000))
-      ->capture_default_str();
+  add_decimal(*cmd, "--samples", opt->samples, "Critical samples per split while searching", 1,
+              10000000);
+  add_decimal(*cmd, "--confirm-samples", opt->confirm_samples,
+              "Critical samples of each confirming (and each exhaustive) measurement", 1, 10000000);
+  add_decimal(*cmd, "--rounds", opt->rounds, "Rounds of each measurement", 1, 100000);
+  add_decimal(*cmd, "--gap-us", opt->gap_us, "Mean host pause between samples (jittered +-50%)", 0,
+              1000000);
   cmd->add_option("--sizes", opt->sizes,
                   "Critical partition sizes to consider, increasing, separated by commas "
                   "(default: every N,rest this GPU makes)");
@@ -229,13 +224,10 @@ void add_tune(CLI::App &app, action &run) {
                 "each measurement in a child process (default objective --within-best 0.1)");
   cmd->add_option("--bytes", opt->bytes, "With --comm: the all-reduce's message size (K, M, G)")
       ->capture_default_str();
-  cmd->add_option("--comm-timeout", opt->comm_timeout,
-                  "With --comm: seconds a measuring child may take before it is killed")
-      ->transform(decimal(1, 86400))
-      ->capture_default_str();
+  add_decimal(*cmd, "--comm-timeout", opt->comm_timeout,
+              "With --comm: seconds a measuring child may take before it is killed", 1, 86400);
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
-  cmd->footer(exit_footer("no split meets the objective (the closest is shown)"));
-  cmd->callback([opt, cmd, &run] {
+  run_with(*cmd, run, opt, run_tune, [opt = opt, cmd = cmd] {
     for (const char *name : {"--background", "--critical", "--rounds", "--gap-us", "--no-hold"})
       if (cmd->get_option(name)->count() > 0)
         opt->not_for_comm.push_back(name);
@@ -243,7 +235,6 @@ void add_tune(CLI::App &app, action &run) {
       for (const char *name : {"--bytes", "--comm-timeout"})
         if (cmd->get_option(name)->count() > 0)
           throw CLI::ValidationError(name, "only with --comm");
-    run = [opt] { return run_tune(*opt); };
   });
 }
 

@@ -113,10 +113,13 @@ report::record verification_record(const device &dev, const partition_set &set,
 }
 
 void add_verify(CLI::App &app, action &run) {
-  auto opt = std::make_shared<verify_options>();
-  auto *cmd = app.add_subcommand(
-      "verify", "Create the partitions of SPLIT, run a %smid probe on all at once, and check that "
-                "they are disjoint and that each kernel stayed inside its partition");
+  const auto [cmd, opt] = add_command<verify_options>(
+      app, "verify",
+      "Create the partitions of SPLIT, run a %smid probe on all at once, and check that they are "
+      "disjoint and that each kernel stayed inside its partition",
+      exit_footer("a check failed: partitions overlap or a kernel ran outside its partition (with "
+                  "--processes: a piece used other SMs or the pieces did not run side by side, "
+                  "e.g. without MPS)"));
   cmd->add_option("SPLIT", opt->split,
                   "SM counts separated by commas, optionally ending in 'rest' (e.g. 16,rest or "
                   "8,8,rest; required, unless --from)");
@@ -138,21 +141,13 @@ void add_verify(CLI::App &app, action &run) {
       "the pieces alone and all at once, that each process is told and uses its piece's SMs and "
       "that the pieces run side by side (needs MPS: without it the processes take turns and the "
       "check fails)");
-  cmd->add_option("--spin-ms", opt->across.spin_ms,
-                  "With --processes: how long each wave of a fill holds its SMs")
-      ->transform(decimal(1, 10000))
-      ->capture_default_str()
+  add_decimal(*cmd, "--spin-ms", opt->across.spin_ms,
+              "With --processes: how long each wave of a fill holds its SMs", 1, 10000)
       ->needs(processes);
-  cmd->add_option("--rounds", opt->across.rounds,
-                  "With --processes: how many times all pieces fill at once")
-      ->transform(decimal(1, 100))
-      ->capture_default_str()
+  add_decimal(*cmd, "--rounds", opt->across.rounds,
+              "With --processes: how many times all pieces fill at once", 1, 100)
       ->needs(processes);
-  cmd->footer(
-      exit_footer("a check failed: partitions overlap or a kernel ran outside its partition (with "
-                  "--processes: a piece used other SMs or the pieces did not run side by "
-                  "side, e.g. without MPS)"));
-  cmd->callback([opt, &run] { run = [opt] { return run_verify(*opt); }; });
+  run_with(*cmd, run, opt, run_verify);
 }
 
 } // namespace greenctx::cli
