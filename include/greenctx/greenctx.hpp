@@ -45,6 +45,7 @@
 #include "greenctx/core/stream_flags.hpp"
 
 #include "greenctx/measure/adaptive.hpp"
+#include "greenctx/measure/bandwidth.hpp"
 #include "greenctx/measure/comm.hpp"
 #include "greenctx/measure/contention.hpp"
 #include "greenctx/measure/gemm.hpp"

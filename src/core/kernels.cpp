@@ -3,7 +3,9 @@
 
 #include "driver/driver_api.hpp"
 
+#include <array>
 #include <cstddef>
+#include <iterator>
 
 namespace greenctx::detail {
 
@@ -12,13 +14,15 @@ extern const std::size_t greenctx_kernels_fatbin_size;
 
 namespace {
 
+// Each kernel's name in the fatbin, in the order of kernel_id.
+constexpr const char *kernel_names[] = {
+    "greenctx_probe",       "greenctx_spin", "greenctx_timed_spin", "greenctx_timed_work",
+    "greenctx_stream_copy", "greenctx_hold", "greenctx_bandwidth"};
+constexpr std::size_t kernel_count = std::size(kernel_names);
+static_assert(kernel_count == static_cast<std::size_t>(kernel_id::bandwidth) + 1);
+
 struct kernel_library {
-  CUkernel probe = nullptr;
-  CUkernel spin = nullptr;
-  CUkernel timed_spin = nullptr;
-  CUkernel timed_work = nullptr;
-  CUkernel stream_copy = nullptr;
-  CUkernel hold = nullptr;
+  std::array<CUkernel, kernel_count> kernels{};
 
   kernel_library() {
     // Loaded once and kept for the life of the process. cuLibraryLoadData is context-independent:
@@ -26,12 +30,8 @@ struct kernel_library {
     CUlibrary lib = nullptr;
     GREENCTX_CALL(cuLibraryLoadData, &lib, greenctx_kernels_fatbin, nullptr, nullptr, 0, nullptr,
                   nullptr, 0);
-    GREENCTX_CALL(cuLibraryGetKernel, &probe, lib, "greenctx_probe");
-    GREENCTX_CALL(cuLibraryGetKernel, &spin, lib, "greenctx_spin");
-    GREENCTX_CALL(cuLibraryGetKernel, &timed_spin, lib, "greenctx_timed_spin");
-    GREENCTX_CALL(cuLibraryGetKernel, &timed_work, lib, "greenctx_timed_work");
-    GREENCTX_CALL(cuLibraryGetKernel, &stream_copy, lib, "greenctx_stream_copy");
-    GREENCTX_CALL(cuLibraryGetKernel, &hold, lib, "greenctx_hold");
+    for (std::size_t i = 0; i < kernel_count; ++i)
+      GREENCTX_CALL(cuLibraryGetKernel, &kernels[i], lib, kernel_names[i]);
   }
 };
 
@@ -39,21 +39,14 @@ struct kernel_library {
 
 CUkernel kernel(kernel_id id) {
   static const kernel_library lib;
-  switch (id) {
-  case kernel_id::probe:
-    return lib.probe;
-  case kernel_id::spin:
-    return lib.spin;
-  case kernel_id::timed_spin:
-    return lib.timed_spin;
-  case kernel_id::timed_work:
-    return lib.timed_work;
-  case kernel_id::stream_copy:
-    return lib.stream_copy;
-  case kernel_id::hold:
-    return lib.hold;
-  }
-  return nullptr;
+  return lib.kernels.at(static_cast<std::size_t>(id));
+}
+
+std::optional<kernel_id> kernel_named(std::string_view name) {
+  for (std::size_t i = 0; i < kernel_count; ++i)
+    if (name == kernel_names[i])
+      return static_cast<kernel_id>(i);
+  return std::nullopt;
 }
 
 void launch(kernel_id id, CUstream stream, unsigned grid, unsigned block, void **args) {

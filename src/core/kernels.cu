@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kernels greenctx launches itself: the SM probe, the spin kernels of verify, demo and the tests,
-// and the one the split's cluster proofs hand to the occupancy calculator.
+// the memory kernels of the background and the bandwidth curve, and the one the split's cluster
+// proofs hand to the occupancy calculator.
 // Built into a fatbin (sm_90 + PTX) and loaded with cuLibraryLoadData, so the library needs no
 // CUDA runtime. Keep them small: one short translation unit.
 #include <cstdint>
@@ -74,6 +75,30 @@ extern "C" __global__ void greenctx_stream_copy(const uint4 *in, uint4 *out,
   const unsigned long long base = chunk * blockIdx.x;
   for (unsigned long long i = threadIdx.x; i < chunk; i += blockDim.x)
     out[base + i] = in[base + i];
+}
+
+// Streams `passes` times over `words` 16-byte words in a grid-stride loop: op 0 reads a (an XOR of
+// every word, stored only if it is a value it never is, so that the reads stay), op 1 writes b,
+// op 2 copies a to b. The memory bandwidth of whatever SMs it is given.
+extern "C" __global__ void greenctx_bandwidth(const uint4 *a, uint4 *b, unsigned long long words,
+                                              unsigned op, unsigned passes, unsigned *sink) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  const unsigned long long first =
+      static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned acc = 0;
+  for (unsigned p = 0; p < passes; ++p)
+    for (unsigned long long i = first; i < words; i += stride) {
+      if (op == 0) {
+        const uint4 v = a[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+      } else if (op == 1) {
+        b[i] = make_uint4(static_cast<unsigned>(i), p, 0, 0);
+      } else {
+        b[i] = a[i];
+      }
+    }
+  if (acc == 0x9e3779b9u + first)
+    sink[0] = acc;
 }
 
 // One thread waits until the host has set words[0] to `ticket` or later (page-locked host

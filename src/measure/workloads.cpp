@@ -113,15 +113,8 @@ bool stream_hold::timed_out() const {
 }
 
 CUkernel builtin_kernel(std::string_view name) {
-  using detail::kernel_id;
-  for (const auto &[n, id] :
-       {std::pair{"greenctx_spin", kernel_id::spin},
-        std::pair{"greenctx_timed_spin", kernel_id::timed_spin},
-        std::pair{"greenctx_timed_work", kernel_id::timed_work},
-        std::pair{"greenctx_stream_copy", kernel_id::stream_copy},
-        std::pair{"greenctx_probe", kernel_id::probe}, std::pair{"greenctx_hold", kernel_id::hold}})
-    if (name == n)
-      return detail::kernel(id);
+  if (const auto id = detail::kernel_named(name))
+    return detail::kernel(*id);
   throw request_error(CUDA_ERROR_NOT_FOUND, "greenctx::builtin_kernel",
                       "no built-in kernel named '" + std::string(name) + "'");
 }

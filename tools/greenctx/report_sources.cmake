@@ -11,6 +11,7 @@ set(greenctx_cli_report_sources
   report/table.cpp
   common/sm_list_option.cpp
   commands/bench/adaptive_record.cpp
+  commands/bench/bandwidth_record.cpp
   commands/bench/comm_plan.cpp
   commands/bench/comm_record.cpp
   commands/bench/latency_record.cpp

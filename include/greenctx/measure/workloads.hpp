@@ -82,8 +82,8 @@ private:
 
 /// The context-independent handle (CUkernel) of a built-in kernel, for raw driver launches that
 /// compare with greenctx's: "greenctx_spin" (args: unsigned long long ns), "greenctx_timed_spin",
-/// "greenctx_timed_work", "greenctx_stream_copy", "greenctx_probe", "greenctx_hold". Throws
-/// request_error for an unknown name.
+/// "greenctx_timed_work", "greenctx_stream_copy", "greenctx_probe", "greenctx_hold",
+/// "greenctx_bandwidth". Throws request_error for an unknown name.
 CUkernel builtin_kernel(std::string_view name);
 
 } // namespace greenctx

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // greenctx bench: latency isolation under contention, measured like a benchmark tool.
 #include "commands/bench/adaptive.hpp"
+#include "commands/bench/bandwidth.hpp"
 #include "common/clocks.hpp"
 #include "commands/bench/comm.hpp"
 #include "commands/bench/comm_children.hpp"
 #include "commands/bench/latency.hpp"
 #include "commands/bench/latency_record.hpp"
+#include "common/sm_list_option.hpp"
 #include "common/workload_options.hpp"
 #include "common/cli_common.hpp"
 #include "common/help.hpp"
@@ -39,6 +41,10 @@ struct bench_options {
   std::string shrink_to, policies; ///< empty: the defaults
   unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2;
   bool rounds_given = false, rate_window_given = false;
+  // bandwidth: the memory bandwidth curve against SMs
+  bool bandwidth = false, alone_only = false;
+  std::string sms, ops, levels; ///< empty: the defaults
+  unsigned buffer_mib = 1024, repeats = 10;
 };
 
 constexpr const char *api = "greenctx bench";
@@ -134,7 +140,48 @@ int run_adaptive(const bench_options &opt) {
   return print_checked(opt, ad::adaptive_record(r, env));
 }
 
+// bandwidth: the bandwidth curve (greenctx/measure/bandwidth.hpp) on one GPU.
+int run_bandwidth(const bench_options &opt) {
+  namespace bw = bench::bandwidth;
+  if (opt.check_targets)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "--check-targets has no targets with bench bandwidth: leave it out");
+  if (!opt.output.from.empty())
+    return print_checked(opt, read_record(api, "bench-bandwidth", opt.output.from));
+  measure::bandwidth_config cfg;
+  if (!opt.sms.empty())
+    cfg.sizes = parse_sm_list(opt.sms, {api, "--sms", "e.g. --sms 8,16,32,64", 4096, true});
+  if (!opt.ops.empty())
+    cfg.ops = bw::parse_ops(opt.ops);
+  if (!opt.levels.empty())
+    cfg.levels = bw::parse_levels(opt.levels);
+  cfg.dram_bytes = std::size_t{opt.buffer_mib} << 20;
+  cfg.repeats = opt.repeats;
+  cfg.beside = !opt.alone_only;
+  check_output_paths(api, opt.output);
+  const driver_info drv = query_driver();
+  const device dev(one_device(opt.devices, 0, api,
+                              "bench bandwidth runs on one GPU: give one "
+                              "ordinal (e.g. 0)"));
+  if (opt.quick && opt.sms.empty())
+    cfg.sizes = bw::quick_sizes(measure::tune_candidates(dev.sms()));
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  env["clocks_before"] = bench::read_clocks(dev);
+  const auto progress = [&](const std::string &line) {
+    if (!opt.quiet)
+      std::fprintf(stderr, "greenctx bench bandwidth: %s\n", line.c_str());
+  };
+  const measure::bandwidth_result r = measure::measure_bandwidth(dev, cfg, progress);
+  env["clocks_after"] = bench::read_clocks(dev);
+  return print_checked(opt, bw::bandwidth_record(r, env));
+}
+
 int run_bench(bench_options opt) {
+  if (opt.bandwidth)
+    return run_bandwidth(opt);
   if (opt.comm)
     return run_comm(opt);
   if (opt.adaptive) {
@@ -191,8 +238,10 @@ void add_bench(CLI::App &app, action &run) {
       exit_footer("with --check-targets: a target was missed"));
   cmd->add_option("MODE", opt->mode,
                   "Which bench: latency (the default: the critical workload under each "
-                  "placement), adaptive (the same as --adaptive) or comm (the same as --comm)")
-      ->check(CLI::IsMember({"latency", "adaptive", "comm"}));
+                  "placement), adaptive (the same as --adaptive), comm (the same as --comm) or "
+                  "bandwidth (DRAM and L2 read, write and copy GB/s against a green context's "
+                  "SMs, alone and beside the rest of the GPU doing the same)")
+      ->check(CLI::IsMember({"latency", "adaptive", "comm", "bandwidth"}));
   cmd->add_option("-d,--device", opt->devices,
                   "GPU ordinal (default 0); with --comm: all (the default) or ordinals separated "
                   "by commas, at least two")
@@ -228,7 +277,7 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_flag("--quick", opt->quick,
                 "With --comm: a short run (3 sizes, k in 8,16,32, 20 samples) unless lists are "
                 "given; with --adaptive: --shrink-to 16,64, 200 samples in 4 rounds, 100 ms "
-                "rate windows unless given");
+                "rate windows unless given; with bandwidth: four SM counts unless --sms");
   cmd->add_flag("--adaptive", opt->adaptive,
                 "Instead of the placements: a memory-bound background (streaming copy in short "
                 "chunks) on a pool of layouts C,rest and C,N,rest, shrunk to N SMs around each "
@@ -273,27 +322,64 @@ void add_bench(CLI::App &app, action &run) {
               "With --comm: seconds after which a child process still measuring is killed "
               "(its points are reported as failed)",
               1, 86400);
+  cmd->add_option("--sms", opt->sms,
+                  "With bandwidth: SM counts N of N,rest splits, increasing, separated by commas "
+                  "(default every N,rest this GPU makes; with --quick four of them); the whole "
+                  "device is measured too");
+  cmd->add_option("--ops", opt->ops,
+                  "With bandwidth: read, write and copy, separated by commas (default all)");
+  cmd->add_option("--levels", opt->levels,
+                  "With bandwidth: dram (buffers far larger than L2) and l2 (a quarter of L2 each, "
+                  "streamed over again and again), separated by commas (default both)");
+  add_decimal(*cmd, "--buffer-mib", opt->buffer_mib,
+              "With bandwidth: MiB of each DRAM buffer (at least 4x L2; four are allocated)", 1,
+              1u << 20);
+  add_decimal(*cmd, "--repeats", opt->repeats,
+              "With bandwidth: timed kernels per measurement (after one untimed)", 1, 100000);
+  cmd->add_flag("--alone-only", opt->alone_only,
+                "With bandwidth: measure each partition alone only, not beside its rest");
   cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
   run_with(*cmd, run, opt, run_bench, [opt = opt, cmd = cmd] {
     // MODE names the bench; --adaptive and --comm are the older spelling of two of them.
     if (!opt->mode.empty()) {
-      const bool other = opt->mode == "latency" ? opt->comm || opt->adaptive
-                         : opt->mode == "comm"  ? opt->adaptive
-                                                : opt->comm;
+      const bool other = opt->mode == "latency" || opt->mode == "bandwidth"
+                             ? opt->comm || opt->adaptive
+                         : opt->mode == "comm" ? opt->adaptive
+                                               : opt->comm;
       if (other)
         throw CLI::ValidationError("MODE", "bench " + opt->mode + " and --" +
                                                (opt->comm ? "comm" : "adaptive") +
                                                " are two different benches: give one");
       opt->comm = opt->mode == "comm";
       opt->adaptive = opt->mode == "adaptive";
+      opt->bandwidth = opt->mode == "bandwidth";
     }
     opt->samples_given = cmd->get_option("--samples")->count() > 0;
     opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
     opt->rounds_given = cmd->get_option("--rounds")->count() > 0;
     opt->rate_window_given = cmd->get_option("--rate-window-ms")->count() > 0;
     const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
+    const char *bandwidth_only[] = {"--sms",        "--ops",     "--levels",
+                                    "--buffer-mib", "--repeats", "--alone-only"};
+    if (opt->bandwidth) { // its options, the device, the outputs and --quick, --quiet: no other
+      std::vector<const CLI::Option *> allowed;
+      for (const char *name : {"MODE", "--device", "--quick", "--quiet", "--check-targets",
+                               "--json", "--csv", "--svg", "--markdown", "--from"})
+        allowed.push_back(cmd->get_option(name));
+      for (const char *name : bandwidth_only)
+        allowed.push_back(cmd->get_option(name));
+      for (const CLI::Option *o : cmd->get_options())
+        if (o->count() > 0 && std::find(allowed.begin(), allowed.end(), o) == allowed.end())
+          throw CLI::ValidationError(o->get_name(),
+                                     "is not an option of bench bandwidth: leave it out");
+      return;
+    }
+    for (const char *name : bandwidth_only)
+      if (given(name))
+        throw CLI::ValidationError(name, "is an option of bench bandwidth: give MODE bandwidth, "
+                                         "or leave it out");
     if (opt->comm && opt->adaptive)
       throw CLI::ValidationError("--adaptive", "and --comm are two different benches: give one");
     if (!opt->comm)
@@ -302,8 +388,8 @@ void add_bench(CLI::App &app, action &run) {
         if (given(name))
           throw CLI::ValidationError(name, "is an option of --comm: add --comm, or leave it out");
     if (!opt->comm && !opt->adaptive && given("--quick"))
-      throw CLI::ValidationError("--quick", "is an option of --comm and --adaptive: add one, or "
-                                            "leave it out");
+      throw CLI::ValidationError("--quick", "is an option of --comm, --adaptive and bandwidth: "
+                                            "add one, or leave it out");
     if (!opt->adaptive)
       for (const char *name :
            {"--shrink-to", "--policies", "--lead-us", "--chunk-mib", "--queue-depth"})
