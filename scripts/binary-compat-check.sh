@@ -8,12 +8,15 @@
 #   runtime-api-{static,shared}    examples/runtime_api.cu
 #   driver-13-1                    the driver API of 13.1 by symbol (64 8 0: three groups)
 #   cudart-probe                   the version cudart 13.5 is told and its first call
-#   cuda-core-split                cuda.core (the machine's own) splitting 112+16 SMs, a
+#   cuda-core-split                cuda.core (the machine's own) splitting 104+16 SMs, a
 #                                  structured split (tests/toolkit/cuda_core_split.py), and 48+16
-#                                  through --sms 64
+#                                  through --sms 64; cuda-core-refused: 112+16, which 13.1's rules
+#                                  refuse on a GPU of 15 co-scheduled units of 8 (16 are needed)
 # What each run through greenctx must do:
 #   pass      exit 0, and no test skipped that the plain run ran (a runtime that cannot start
 #             skips every test: that is no pass)
+#   refused   exit 2 (the program's own for a refused split) and greenctx's refusal with the
+#             requests that can be made instead on stderr
 #   no-worse  a static runtime, which greenctx cannot reach (its 13.1 calls fail as plain; the
 #             driver calls under it still meet greenctx's hooks): no test fails that passed
 #             plain, no failure where plain exited 0, and stderr says it is out of reach
@@ -87,9 +90,11 @@ one driver-13-1 "through:--cuda-13.1 --sms 64" pass "$programs/driver-13-1" 16 8
 one cudart-probe plain - "$programs/cudart-probe"
 one cudart-probe through:--cuda-13.1 pass "$programs/cudart-probe"
 split=tests/toolkit/cuda_core_split.py
-one cuda-core-split plain - python3 "$split" 112,16
-one cuda-core-split through:--cuda-13.1 pass python3 "$split" 112,16
+one cuda-core-split plain - python3 "$split" 104,16
+one cuda-core-split through:--cuda-13.1 pass python3 "$split" 104,16
 one cuda-core-split "through:--cuda-13.1 --sms 64" pass python3 "$split" 48,16
+one cuda-core-refused plain - python3 "$split" 112,16
+one cuda-core-refused through:--cuda-13.1 refused python3 "$split" 112,16
 
 python3 - "$out" <<'PY' || failed+=("through greenctx (summary.json)")
 import json, os, re, sys
@@ -122,6 +127,11 @@ for r in runs:
                 why.append(f"{len(extra)} tests skipped that ran plain")
         if r["name"] == "cudart-probe" and not re.search(r"devices [1-9][0-9]* \(0\)", log):
             why.append("the runtime did not start")
+    elif r["expect"] == "refused":
+        if r["exit"] != 2:
+            why.append(f"exit {r['exit']}, not 2")
+        if "requests that can be made here" not in log:
+            why.append("stderr does not say which requests can be made")
     else:  # no-worse: a static runtime greenctx cannot reach
         if base["exit"] == 0 and r["exit"] != 0:
             why.append(f"exit {r['exit']}, plain 0")

@@ -66,48 +66,52 @@ void launch(const side &x, const kernel_shape &k, const device_buffer &sink) {
 class meter {
 public:
   meter(const device &dev, unsigned repeats)
-      : dev_(dev), repeats_(repeats), sink_(dev, word), start_(dev.primary_context()),
-        end_(dev.primary_context()), other_end_(dev.primary_context()) {}
+      : repeats_(repeats), sink_(dev, word), start_(dev.primary_context()),
+        end_(dev.primary_context()), first_(dev.primary_context()),
+        other_end_(dev.primary_context()) {}
 
-  // `repeats` kernels on x after one untimed; with `other`, while it streams the same kernel for
-  // about three times as long (`other_kernel_s`: one of its kernels alone), starting once its first
-  // kernel has ended. Sets `overlapped` false when the other side ended first.
+  // `repeats` kernels on x after one untimed; with `other`, while it streams the same kernel,
+  // starting once its first kernel has ended, for `margin` times as long as x takes alone
+  // (`alone_s`; `other_kernel_s`: one of its kernels alone). Measured again with 4x the margin, up
+  // to 192x, while the other side ends first; `overlapped` says whether it still did at the end.
   bandwidth_rate measure(const side &x, const kernel_shape &k, const side *other = nullptr,
                          double other_kernel_s = 0, double alone_s = 0,
                          bool *overlapped = nullptr) {
-    if (other) {
-      const unsigned long kernels =
-          2 + static_cast<unsigned long>(std::ceil(3 * alone_s / std::max(other_kernel_s, 1e-6)));
-      launch(*other, k, sink_);
-      const event first(dev_.primary_context());
-      first.record(other->s);
-      for (unsigned long i = 1; i < kernels; ++i)
+    for (double margin = 3;; margin *= 4) {
+      if (other) {
+        const auto kernels = 2 + static_cast<unsigned long>(
+                                     std::ceil(margin * alone_s / std::max(other_kernel_s, 1e-6)));
         launch(*other, k, sink_);
-      other_end_.record(other->s);
-      x.s.wait(first);
+        first_.record(other->s);
+        for (unsigned long i = 1; i < kernels; ++i)
+          launch(*other, k, sink_);
+        other_end_.record(other->s);
+        x.s.wait(first_);
+      }
+      launch(x, k, sink_); // untimed
+      start_.record(x.s);
+      for (unsigned i = 0; i < repeats_; ++i)
+        launch(x, k, sink_);
+      end_.record(x.s);
+      end_.synchronize();
+      const bool shared = !other || !other_end_.ready();
+      if (other)
+        other_end_.synchronize();
+      if (shared || margin >= 192) {
+        if (overlapped && !shared)
+          *overlapped = false;
+        bandwidth_rate r;
+        r.bytes = static_cast<double>(repeats_) * k.passes * bytes_per_pass(k.op, k.words);
+        r.seconds = elapsed_ms(start_, end_) / 1e3;
+        return r;
+      }
     }
-    launch(x, k, sink_); // untimed
-    start_.record(x.s);
-    for (unsigned i = 0; i < repeats_; ++i)
-      launch(x, k, sink_);
-    end_.record(x.s);
-    end_.synchronize();
-    if (other) {
-      if (overlapped && other_end_.ready())
-        *overlapped = false;
-      other_end_.synchronize();
-    }
-    bandwidth_rate r;
-    r.bytes = static_cast<double>(repeats_) * k.passes * bytes_per_pass(k.op, k.words);
-    r.seconds = elapsed_ms(start_, end_) / 1e3;
-    return r;
   }
 
 private:
-  const device &dev_;
   unsigned repeats_;
   device_buffer sink_;
-  event start_, end_, other_end_;
+  event start_, end_, first_, other_end_;
 };
 
 } // namespace

@@ -138,6 +138,16 @@ TEST(PreloadCuda131, DescriptorsCombineWhat131Combines) {
   unsigned n = 2;
   ASSERT_EQ(by_count(pieces, &n, &all, &pieces[2], 0, 8), CUDA_SUCCESS);
   EXPECT_EQ(generate(&desc, pieces, 3), CUDA_SUCCESS);
+  // A second call whose group holds the same SMs, so the same bytes, as pieces[0] (the guide's
+  // test, seen on the H100): the first call's results still combine; the two alike do not.
+  CUdevResource again[2]{};
+  n = 1;
+  ASSERT_EQ(by_count(again, &n, &all, &again[1], 0, 8), CUDA_SUCCESS);
+  ASSERT_EQ(std::memcmp(&again[0], &pieces[0], sizeof again[0]), 0);
+  EXPECT_EQ(generate(&desc, pieces, 3), CUDA_SUCCESS);
+  CUdevResource alike[2] = {pieces[0], again[0]};
+  EXPECT_EQ(generate(&desc, alike, 2), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+  EXPECT_EQ(generate(&desc, again, 2), CUDA_SUCCESS);
   // A piece of another split-by-count call (16 SMs: other bytes than the pieces of 8 above, which
   // the driver writes alike for the same SMs in every call).
   CUdevResource other{};
@@ -308,6 +318,21 @@ TEST(PreloadCuda131, OnlyCodeThatKnowsThe131ApiIsToldItsVersion) {
       << "raised only on 13.0 drivers";
   EXPECT_EQ(version_seen_by(GREENCTX_PROBE_RUNTIME_131), real)
       << "a CUDA runtime checks the version against the driver: never raised";
+}
+
+// A runtime linked into its program statically is out of reach: its cudaStreamGetDevResource asks
+// the stream's context below 13.1, so its work-queue queries keep the driver's answer (914 on a
+// 13.0 driver), as without greenctx; code on the driver API is answered.
+TEST(PreloadCuda131, AStaticRuntimesWorkQueueQueriesKeepTheDriversAnswer) {
+  REQUIRE_OPTION();
+  const auto query = [](const char *library) {
+    void *probe = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    EXPECT_NE(probe, nullptr) << dlerror();
+    auto f = reinterpret_cast<int (*)(void *)>(dlsym(probe, "probe_workqueue_query"));
+    return f ? f(dlsym(preload(), "cuGetProcAddress_v2")) : -3;
+  };
+  EXPECT_EQ(query(GREENCTX_PROBE_131), CUDA_SUCCESS);
+  EXPECT_EQ(query(GREENCTX_PROBE_RUNTIME_131), CUDA_ERROR_INVALID_RESOURCE_TYPE);
 }
 
 // ---- a shared CUDA 13.1+ runtime (fake_runtime.cpp) -------------------------------------------

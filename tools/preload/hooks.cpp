@@ -194,6 +194,9 @@ CUresult on_stream(Fn fn, call_state &st, bool driver_per_thread, A... a) {
 // so UBSan's check of enum values is off where arguments are passed on.
 #define GREENCTX_ANY_ENUM_VALUE __attribute__((no_sanitize("enum")))
 
+// The code that made this thread's current resource query (entry::call sets it).
+thread_local const void *resource_caller = nullptr;
+
 // What a hook does while the program is confined (GREENCTX_RUN_SMS or GREENCTX_RUN_SPLIT).
 template <kind K, bool PerThread, class Fn, class... A>
 GREENCTX_ANY_ENUM_VALUE CUresult handle_confined(std::size_t index, Fn legacy, A... a);
@@ -220,8 +223,8 @@ GREENCTX_ANY_ENUM_VALUE CUresult handle(std::size_t index, A... a) {
           device = device_of_context(c);
       }
       if (device)
-        if (const std::optional<CUresult> wq =
-                workqueue_resource(*device, std::get<1>(args), static_cast<int>(std::get<2>(args))))
+        if (const std::optional<CUresult> wq = workqueue_resource(
+                *device, std::get<1>(args), static_cast<int>(std::get<2>(args)), resource_caller))
           return *wq;
       const CUresult rc = K == kind::device_resource && config().active
                               ? handle_confined<K, PerThread, Fn, A...>(index, legacy, a...)
@@ -500,6 +503,11 @@ template <std::size_t I, kind K, class Fn> struct entry;
 template <std::size_t I, kind K, class... A> struct entry<I, K, CUresult(CUDAAPI *)(A...)> {
   using fn = CUresult(CUDAAPI *)(A...);
   template <bool PerThread> GREENCTX_ANY_ENUM_VALUE static CUresult CUDAAPI call(A... a) {
+    // Reached by a jump (the trampolines) or called directly (cuGetProcAddress): the return
+    // address is the caller's, which the resource queries of --cuda-13.1 look at.
+    if constexpr (K == kind::device_resource || K == kind::ctx_resource ||
+                  K == kind::green_resource)
+      resource_caller = __builtin_return_address(0);
     // The GPU phase of the process (tools/run_protocol.hpp), confined or only timed.
     if constexpr (launches(K))
       note_work();

@@ -12,10 +12,13 @@
 #include "greenctx/plan/group_params.hpp"
 #include "greenctx/plan/split_advice.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 
@@ -164,9 +167,12 @@ struct origin {
   std::uint64_t split = 0;
   unsigned coscheduled = 0; ///< 0: no promise (a remainder, split-by-count)
 };
+// Results of several splits can have the same bytes (the driver writes the same SMs alike): each
+// bytes keep the splits that handed them out, the latest last, at most `origins_kept`.
+constexpr std::size_t origins_kept = 16;
 std::mutex origins_mutex;
-std::map<std::string, origin> &origins() {
-  static auto *m = new std::map<std::string, origin>; // never destroyed
+std::map<std::string, std::vector<origin>> &origins() {
+  static auto *m = new std::map<std::string, std::vector<origin>>; // never destroyed
   return *m;
 }
 std::atomic<std::uint64_t> last_split{0};
@@ -175,20 +181,27 @@ void note_origin(const CUdevResource &r, std::uint64_t split, unsigned coschedul
   if (type_of(r) != CU_DEV_RESOURCE_TYPE_SM || r.sm.smCount == 0)
     return;
   std::lock_guard lock(origins_mutex);
-  if (origins().size() < 65536)
-    origins()[bytes_of(r)] = {split, coscheduled};
+  if (origins().size() >= 65536)
+    return;
+  std::vector<origin> &of = origins()[bytes_of(r)];
+  if (of.size() == origins_kept)
+    of.erase(of.begin());
+  of.push_back({split, coscheduled});
 }
 
-std::optional<origin> origin_of(const CUdevResource &r) {
+std::vector<origin> origins_of(const CUdevResource &r) {
   std::lock_guard lock(origins_mutex);
   const auto it = origins().find(bytes_of(r));
-  return it == origins().end() ? std::nullopt : std::optional<origin>(it->second);
+  return it == origins().end() ? std::vector<origin>{} : it->second;
 }
 
-// The refusal of resources 13.1 does not combine into one descriptor, or an empty string.
+// The refusal of resources 13.1 does not combine into one descriptor, or an empty string: more
+// than one work-queue resource, the same SMs twice, resources no one split call handed out
+// together, or groups of different co-scheduled counts.
 std::string uncombinable(const CUdevResource *resources, unsigned count) {
   unsigned queues = 0;
-  std::optional<std::pair<unsigned, origin>> first, first_unit;
+  std::vector<std::pair<unsigned, std::vector<origin>>> known; // by index, where remembered
+  std::set<std::uint64_t> common; // the split calls every remembered resource may come from
   for (unsigned i = 0; i < count; ++i) {
     const int type = type_of(resources[i]);
     if (type == type_workqueue_config || type == type_workqueue) {
@@ -197,25 +210,47 @@ std::string uncombinable(const CUdevResource *resources, unsigned count) {
                "resources: a descriptor holds at most one (WorkqueueConfig or Workqueue)";
       continue;
     }
-    const std::optional<origin> o = origin_of(resources[i]);
-    if (!o)
+    for (unsigned j = 0; j < i; ++j)
+      if (type == CU_DEV_RESOURCE_TYPE_SM && bytes_of(resources[j]) == bytes_of(resources[i]))
+        return "resources " + std::to_string(j) + " and " + std::to_string(i) +
+               " are the same SMs (one resource twice, or results of two split calls): a " +
+               "descriptor combines the disjoint groups and remainder of one split";
+    std::vector<origin> of = origins_of(resources[i]);
+    if (of.empty())
       continue;
-    if (!first)
-      first = {i, *o};
-    else if (first->second.split != o->split)
-      return "resource " + std::to_string(i) + " does not come from the same split call as " +
-             "resource " + std::to_string(first->first) +
-             ": a descriptor combines the groups and remainder of one split";
-    if (o->coscheduled == 0)
-      continue;
-    if (!first_unit)
-      first_unit = {i, *o};
-    else if (first_unit->second.coscheduled != o->coscheduled)
-      return "resource " + std::to_string(i) + " has coscheduledSmCount " +
-             std::to_string(o->coscheduled) + ", resource " + std::to_string(first_unit->first) +
-             " " + std::to_string(first_unit->second.coscheduled) +
-             ": a descriptor's groups share one co-scheduled count";
+    std::set<std::uint64_t> splits;
+    for (const origin &o : of)
+      splits.insert(o.split);
+    if (known.empty()) {
+      common = splits;
+    } else {
+      std::set<std::uint64_t> both;
+      std::set_intersection(common.begin(), common.end(), splits.begin(), splits.end(),
+                            std::inserter(both, both.end()));
+      if (both.empty())
+        return "resource " + std::to_string(i) + " does not come from the same split call as " +
+               "resource " + std::to_string(known.front().first) +
+               ": a descriptor combines the groups and remainder of one split";
+      common = std::move(both);
+    }
+    known.emplace_back(i, std::move(of));
   }
+  if (known.empty())
+    return {};
+  // The co-scheduled counts the latest common split gave.
+  const std::uint64_t split = *common.rbegin();
+  std::optional<std::pair<unsigned, unsigned>> first_unit; // index, count
+  for (const auto &[i, of] : known)
+    for (const origin &o : of)
+      if (o.split == split && o.coscheduled != 0) {
+        if (!first_unit)
+          first_unit = {i, o.coscheduled};
+        else if (first_unit->second != o.coscheduled)
+          return "resource " + std::to_string(i) + " has coscheduledSmCount " +
+                 std::to_string(o.coscheduled) + ", resource " + std::to_string(first_unit->first) +
+                 " " + std::to_string(first_unit->second) +
+                 ": a descriptor's groups share one co-scheduled count";
+      }
   return {};
 }
 
@@ -523,8 +558,13 @@ CUresult driver_version_for(const void *caller, int *version) {
   return CUDA_SUCCESS;
 }
 
-std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, int type) {
+std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, int type,
+                                           const void *caller) {
   if ((type != type_workqueue_config && type != type_workqueue) || !providing())
+    return std::nullopt;
+  if (const caller_kind k = kind_of_caller(caller);
+      (k == caller_kind::runtime || k == caller_kind::runtime_13_1) &&
+      !is_shared_runtime(object_path(caller)))
     return std::nullopt;
   if (!out)
     return CUDA_ERROR_INVALID_VALUE;

@@ -76,8 +76,12 @@ CUresult CUDAAPI driver_version_for_caller(int *version);
 CUresult driver_version_for(const void *caller, int *version);
 
 /// With --cuda-13.1, on a driver without work-queue resources: the answer to a request for the
-/// work-queue resource `type` of `device` (1000 or 10000); null for any other type.
-std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, int type);
+/// work-queue resource `type` of `device` (1000 or 10000) made by code at `caller`; null for any
+/// other type, and for a CUDA runtime linked into its program statically (out of reach: its
+/// cudaStreamGetDevResource asks the stream's context below 13.1, where 13.1 refuses the type, so
+/// it keeps the driver's own answer, as without greenctx).
+std::optional<CUresult> workqueue_resource(CUdevice device, CUdevResource *out, int type,
+                                           const void *caller);
 
 /// Remembers that `r`, an SM resource the driver gave, is of `device` (a split names no device).
 void note_resource(const CUdevResource &r, CUdevice device);
