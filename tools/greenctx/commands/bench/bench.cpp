@@ -56,6 +56,24 @@ int print_checked(const bench_options &opt, const report::record &rec) {
   return opt.check_targets && !bench::targets_met(rec) ? exit_check_failed : exit_ok;
 }
 
+// The environment of a bench record measured on `dev` (clocks_before and _after are added around
+// the measurement).
+nlohmann::json bench_environment(const driver_info &drv, const device &dev) {
+  nlohmann::json env = environment_json(drv, dev);
+  env["date"] = utc_now();
+  env["command"] = command_line();
+  env["pci_bus_id"] = dev.pci_bus_id();
+  return env;
+}
+
+// Progress lines on stderr, "greenctx bench<what>: LINE", unless --quiet.
+measure::progress_fn progress_of(const bench_options &opt, const char *what) {
+  return [quiet = opt.quiet, what](const std::string &line) {
+    if (!quiet)
+      std::fprintf(stderr, "greenctx bench%s: %s\n", what, line.c_str());
+  };
+}
+
 // --comm: everything is checked here, then measured in child processes (comm_children.hpp), so
 // this process never starts the driver.
 int run_comm(const bench_options &opt) {
@@ -83,13 +101,10 @@ int run_comm(const bench_options &opt) {
   p.tolerance_percent = opt.tolerance;
   p.child_limit = std::chrono::seconds(opt.comm_timeout);
   check_output_paths(api, opt.output);
-  const auto progress = [&](const std::string &line) {
-    if (!opt.quiet)
-      std::fprintf(stderr, "greenctx bench --comm: %s\n", line.c_str());
-  };
   comm::results r;
   nlohmann::json env;
-  if (const int code = comm::run_in_children(p, r, env, progress); code != exit_ok)
+  if (const int code = comm::run_in_children(p, r, env, progress_of(opt, " --comm"));
+      code != exit_ok)
     return code;
   env["date"] = utc_now();
   env["command"] = command_line();
@@ -126,16 +141,9 @@ int run_adaptive(const bench_options &opt) {
   const driver_info drv = query_driver();
   const device dev(cfg.device);
   ad::validate(cfg, dev.sms().sm_count()); // before any green context is made
-  nlohmann::json env = environment_json(drv, dev);
-  env["date"] = utc_now();
-  env["command"] = command_line();
-  env["pci_bus_id"] = dev.pci_bus_id();
+  nlohmann::json env = bench_environment(drv, dev);
   env["clocks_before"] = bench::read_clocks(dev);
-  const auto progress = [&](const std::string &line) {
-    if (!opt.quiet)
-      std::fprintf(stderr, "greenctx bench --adaptive: %s\n", line.c_str());
-  };
-  const ad::results r = ad::run(dev, cfg, progress);
+  const ad::results r = ad::run(dev, cfg, progress_of(opt, " --adaptive"));
   env["clocks_after"] = bench::read_clocks(dev);
   return print_checked(opt, ad::adaptive_record(r, env));
 }
@@ -165,16 +173,10 @@ int run_bandwidth(const bench_options &opt) {
                               "ordinal (e.g. 0)"));
   if (opt.quick && opt.sms.empty())
     cfg.sizes = bw::quick_sizes(measure::tune_candidates(dev.sms()));
-  nlohmann::json env = environment_json(drv, dev);
-  env["date"] = utc_now();
-  env["command"] = command_line();
-  env["pci_bus_id"] = dev.pci_bus_id();
+  nlohmann::json env = bench_environment(drv, dev);
   env["clocks_before"] = bench::read_clocks(dev);
-  const auto progress = [&](const std::string &line) {
-    if (!opt.quiet)
-      std::fprintf(stderr, "greenctx bench bandwidth: %s\n", line.c_str());
-  };
-  const measure::bandwidth_result r = measure::measure_bandwidth(dev, cfg, progress);
+  const measure::bandwidth_result r =
+      measure::measure_bandwidth(dev, cfg, progress_of(opt, " bandwidth"));
   env["clocks_after"] = bench::read_clocks(dev);
   return print_checked(opt, bw::bandwidth_record(r, env));
 }
@@ -208,20 +210,13 @@ int run_bench(bench_options opt) {
       !measure::gemm::available())
     throw unsupported_error(measure::gemm::availability(), 0, drv.version);
 
-  nlohmann::json env = environment_json(drv, dev);
-  env["date"] = utc_now();
-  env["command"] = command_line();
-  env["pci_bus_id"] = dev.pci_bus_id();
+  nlohmann::json env = bench_environment(drv, dev);
   const auto connections = max_connections_from_environment();
   env["max_connections"] = connections ? nlohmann::json(*connections) : nlohmann::json("unset");
   if (cfg.background == bench::background_kind::gemm || cfg.critical == bench::critical_kind::gemm)
     env["cublas"] = measure::gemm::availability();
   env["clocks_before"] = bench::read_clocks(dev);
-  const auto progress = [&](const std::string &line) {
-    if (!opt.quiet)
-      std::fprintf(stderr, "greenctx bench: %s\n", line.c_str());
-  };
-  const bench::results r = bench::run(dev, cfg, progress);
+  const bench::results r = bench::run(dev, cfg, progress_of(opt, ""));
   env["clocks_after"] = bench::read_clocks(dev);
 
   return print_checked(opt, bench::bench_record(r, env));
