@@ -143,7 +143,8 @@ void bind_measure_runs(nb::module_ &m) {
       },
       "device"_a, "critical"_a, "background"_a, nb::kw_only(), "critical_sms"_a = 16,
       "shrink_to"_a = std::vector<unsigned>{8, 16, 32, 64},
-      "policies"_a = std::vector<std::string>{"lead", "lead-wait", "reactive", "reactive-wait"},
+      "policies"_a =
+          std::vector<std::string>{"lead", "lead-wait", "reactive", "reactive-wait", "narrow"},
       "lead_us"_a = 100, "queue_depth"_a = 2, "samples"_a = 1000, "warmup"_a = 50, "rounds"_a = 10,
       "gap_us"_a = 300, "rate_window_ms"_a = 300, "progress"_a = nb::none(),
       "The adaptive measurement on workload objects (greenctx.measure_adaptive wraps callables).");

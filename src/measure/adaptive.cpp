@@ -44,14 +44,16 @@ const char *name(adaptive_policy p) {
     return "reactive";
   case adaptive_policy::reactive_wait:
     return "reactive-wait";
+  case adaptive_policy::narrow:
+    return "narrow";
   }
   return "?";
 }
 
 std::vector<adaptive_policy> parse_adaptive_policies(std::string_view text,
                                                      const std::string &what) {
-  const std::string example = "give some of lead, lead-wait, reactive, reactive-wait separated "
-                              "by commas";
+  const std::string example = "give some of lead, lead-wait, reactive, reactive-wait, narrow "
+                              "separated by commas";
   if (trim_blanks(text).empty())
     reject(what, "the list is empty: " + example);
   std::vector<adaptive_policy> out;

@@ -115,8 +115,11 @@ std::vector<plan> configurations(const adaptive_config &cfg, adaptive_findings &
     for (adaptive_policy pol : cfg.policies)
       out.configurations.push_back(
           {"adaptive-" + std::to_string(cfg.shrink_to[i]) + "-" + name(pol),
-           "adaptive " + std::string(name(pol)) + ": background " + wide + " -> " +
-               std::to_string(out.narrow_sms_obtained[i]) + " SMs",
+           pol == adaptive_policy::narrow
+               ? "narrow: background on " + std::to_string(out.narrow_sms_obtained[i]) +
+                     " SMs throughout"
+               : "adaptive " + std::string(name(pol)) + ": background " + wide + " -> " +
+                     std::to_string(out.narrow_sms_obtained[i]) + " SMs",
            cfg.shrink_to[i],
            name(pol),
            critical_stats{},
@@ -208,6 +211,9 @@ adaptive_result measure_adaptive(const device &dev, const critical_workload &cri
     for (const plan &pl : plans) {
       chunk_feeder f(dev, background, cfg.queue_depth);
       const std::size_t narrow = pl.adapt ? pl.narrow : 0;
+      // narrow holds its layout; the other policies switch to it and back around each arrival.
+      const bool holds = pl.adapt && pl.pol == adaptive_policy::narrow;
+      const bool switches = pl.adapt && !holds;
       const stream_ref crit = pl.adapt ? layouts[narrow].parts[0].streams[0] : crit_wide;
       // Keeps the background fed for `d` on the layout in use, as a program would: it reads
       // the pool's current layout before each launch (nothing without a background).
@@ -218,7 +224,7 @@ adaptive_result measure_adaptive(const device &dev, const critical_workload &cri
             f.top_up(p.current().parts[1].streams[0]);
         } while (clock::now() < until);
       };
-      p.use(std::size_t{0});
+      p.use(holds ? narrow : std::size_t{0});
       if (pl.background)
         feed_for(std::chrono::milliseconds(2)); // let the background fill its SMs first
       for (unsigned s = 0; s < warmup + count; ++s) {
@@ -226,7 +232,7 @@ adaptive_result measure_adaptive(const device &dev, const critical_workload &cri
         const adaptive_step st =
             pl.adapt ? adaptive_schedule(pl.pol, gap, cfg.lead) : adaptive_step{gap, micros(0)};
         feed_for(st.wide);
-        if (pl.adapt)
+        if (switches)
           p.use(narrow);
         if (st.narrow.count() > 0) // reactive: the critical work arrives as the layout switches
           feed_for(st.narrow);
@@ -245,7 +251,7 @@ adaptive_result measure_adaptive(const device &dev, const critical_workload &cri
         while (!after.ready()) {
         }
         const auto done = clock::now();
-        if (pl.adapt)
+        if (switches)
           p.use(std::size_t{0});
         const auto exec = critical.execution_us ? critical.execution_us(crit) : std::nullopt;
         if (s < warmup)

@@ -34,7 +34,7 @@ TEST(AdaptivePolicies, NamesAndLists) {
   EXPECT_EQ(parse_adaptive_policies(" lead , reactive-wait ").size(), 2u);
   const std::string eager = rejection([] { parse_adaptive_policies("eager"); });
   EXPECT_TRUE(starts_with(eager, "policies: 'eager' is not a policy: give some of lead, "
-                                 "lead-wait, reactive, reactive-wait"));
+                                 "lead-wait, reactive, reactive-wait, narrow"));
   EXPECT_TRUE(contains(rejection([] { parse_adaptive_policies("lead,lead"); }), "twice"));
   EXPECT_TRUE(contains(rejection([] { parse_adaptive_policies(""); }), "empty"));
   // The caller names its list.
@@ -118,6 +118,13 @@ TEST(AdaptiveSchedule, ReactiveShrinksAtTheArrival) {
   }
   EXPECT_TRUE(waits(adaptive_policy::reactive_wait));
   EXPECT_FALSE(waits(adaptive_policy::reactive));
+  // narrow switches nothing: the host feeds the whole gap, on the layout it holds.
+  const adaptive_step held =
+      adaptive_schedule(adaptive_policy::narrow, micros(300), std::chrono::microseconds(100));
+  EXPECT_DOUBLE_EQ(held.wide.count(), 300);
+  EXPECT_DOUBLE_EQ(held.narrow.count(), 0);
+  EXPECT_FALSE(predictive(adaptive_policy::narrow));
+  EXPECT_FALSE(waits(adaptive_policy::narrow));
   EXPECT_TRUE(waits(adaptive_policy::lead_wait));
   EXPECT_FALSE(waits(adaptive_policy::lead));
 }

@@ -47,7 +47,7 @@ TEST_F(AdaptiveTest, every_configuration_with_the_built_in_copy) {
   EXPECT_EQ(r.configurations[0].name, "alone");
   EXPECT_EQ(r.configurations[1].name, "static");
   EXPECT_EQ(r.configurations[2].name, "adaptive-8-lead");
-  EXPECT_EQ(r.configurations.back().name, "adaptive-64-reactive-wait");
+  EXPECT_EQ(r.configurations.back().name, "adaptive-64-narrow");
   for (const auto &c : r.configurations) {
     EXPECT_EQ(c.critical.host_us.size(), cfg.samples) << c.name;
     EXPECT_EQ(c.critical.gpu.count, cfg.samples) << c.name;

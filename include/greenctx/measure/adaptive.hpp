@@ -17,12 +17,15 @@
 //             before it launches the critical work.
 //   reactive  switches at the arrival, without knowing it in advance.
 //   reactive-wait  the same, then waits for the wide chunks before launching.
-// After the critical work completes the host switches back to the wide layout. A critical
-// sample's latency is counted from its arrival, so time spent waiting for wide chunks counts (and
-// so does the time its launch takes on the host). The host feeds the background (reading the
-// pool's current layout before each chunk) until the arrival and not while it waits for the
-// critical work: the queue (depth x chunk) covers it, and a launch of its own would delay noticing
-// the completion in the configurations with a background.
+//   narrow    holds the background on the narrow layout throughout, switching nothing: a width
+//             chosen once (from the bandwidth curve, greenctx/measure/bandwidth.hpp), which needs
+//             no knowledge of when critical work comes.
+// After the critical work completes the host switches back to the wide layout (but narrow). A
+// critical sample's latency is counted from its arrival, so time spent waiting for wide chunks
+// counts (and so does the time its launch takes on the host). The host feeds the background
+// (reading the pool's current layout before each chunk) until the arrival and not while it waits
+// for the critical work: the queue (depth x chunk) covers it, and a launch of its own would delay
+// noticing the completion in the configurations with a background.
 //
 // The background is a background_workload whose every launch is one chunk: the measurement
 // launches it chunk by chunk on the stream of the layout in use, so a switch takes effect at the
@@ -45,14 +48,14 @@
 
 namespace greenctx::measure {
 
-enum class adaptive_policy { lead, lead_wait, reactive, reactive_wait };
+enum class adaptive_policy { lead, lead_wait, reactive, reactive_wait, narrow };
 
 /// Every policy, in report order.
 inline constexpr adaptive_policy adaptive_policies[] = {
     adaptive_policy::lead, adaptive_policy::lead_wait, adaptive_policy::reactive,
-    adaptive_policy::reactive_wait};
+    adaptive_policy::reactive_wait, adaptive_policy::narrow};
 
-/// "lead", "lead-wait", "reactive", "reactive-wait".
+/// "lead", "lead-wait", "reactive", "reactive-wait", "narrow".
 const char *name(adaptive_policy p);
 /// Whether the policy knows the arrival in advance (shrinks `lead` before it).
 inline bool predictive(adaptive_policy p) {

@@ -285,10 +285,12 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_option("--shrink-to", opt->shrink_to,
                   "With --adaptive: the N values, SMs of the narrow background partition, "
                   "separated by commas (default 8,16,32,64)");
-  cmd->add_option("--policies", opt->policies,
-                  "With --adaptive: lead (shrink --lead-us before each arrival, known in "
-                  "advance), lead-wait (and wait for the wide chunks before launching), reactive "
-                  "(shrink at the arrival), reactive-wait; separated by commas (default all)");
+  cmd->add_option(
+      "--policies", opt->policies,
+      "With --adaptive: lead (shrink --lead-us before each arrival, known in "
+      "advance), lead-wait (and wait for the wide chunks before launching), reactive "
+      "(shrink at the arrival), reactive-wait, narrow (the background held on N throughout: "
+      "no switching, no knowledge of arrivals); separated by commas (default all)");
   add_decimal(*cmd, "--lead-us", opt->lead_us,
               "With --adaptive: how long before each critical arrival the lead policies "
               "shrink the background",
