@@ -12,26 +12,18 @@ namespace greenctx::cli::bench::bandwidth {
 namespace {
 
 using greenctx_test::contains;
+using greenctx_test::rejection;
 using measure::memory_level;
 using measure::memory_op;
-
-std::string message_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const request_error &e) {
-    return e.what();
-  }
-  return "(no request_error)";
-}
 
 TEST(BandwidthOptions, OpsAndLevelsAreNamedOnceEach) {
   EXPECT_EQ(parse_ops("copy, read"), (std::vector{memory_op::copy, memory_op::read}));
   EXPECT_EQ(parse_levels("l2"), (std::vector{memory_level::l2}));
-  EXPECT_TRUE(contains(message_of([] { parse_ops("read,foo"); }),
+  EXPECT_TRUE(contains(rejection([] { parse_ops("read,foo"); }),
                        "--ops: 'foo' is not one of read, write, copy"));
-  EXPECT_TRUE(contains(message_of([] { parse_ops("read,read"); }), "named twice"));
-  EXPECT_TRUE(contains(message_of([] { parse_levels("hbm"); }), "not one of dram, l2"));
-  EXPECT_TRUE(contains(message_of([] { parse_ops(""); }), "''"));
+  EXPECT_TRUE(contains(rejection([] { parse_ops("read,read"); }), "named twice"));
+  EXPECT_TRUE(contains(rejection([] { parse_levels("hbm"); }), "not one of dram, l2"));
+  EXPECT_TRUE(contains(rejection([] { parse_ops(""); }), "''"));
 }
 
 TEST(BandwidthOptions, QuickTakesFourCountsSpreadOverTheSplits) {

@@ -20,6 +20,7 @@ namespace greenctx::cli {
 namespace {
 
 using greenctx_test::contains;
+using greenctx_test::rejection;
 
 TEST(ReportTable, TextColumnsArePaddedAndTheLastMayStayUnpadded) {
   const std::vector<column> columns = {
@@ -58,16 +59,6 @@ TEST(ReportSvg, EscapesTextAndWritesShortNumbers) {
       contains(s, "<text x=\"1\" y=\"2\" text-anchor=\"end\" fill=\"#555\">x &lt; y</text>"));
   EXPECT_TRUE(contains(s, "points=\"1,2 3,4\""));
   EXPECT_EQ(s.substr(s.size() - 7), "</svg>\n");
-}
-
-std::string rejection(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const request_error &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no request_error";
-  return {};
 }
 
 TEST(ReportOutput, MissingFoldersAreFoundBeforeAnyWork) {
