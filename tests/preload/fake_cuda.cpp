@@ -117,7 +117,10 @@ CUresult CUDAAPI primary_state(CUdevice, unsigned *flags, int *active) {
 CUresult CUDAAPI primary_set_flags(CUdevice, unsigned) {
   return CUDA_SUCCESS;
 }
-CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r, CUdevResourceType type) {
+// 13.1's work-queue types (1000, 10000) arrive as values the 13.0 enum lacks: UBSan's enum check is
+// off here, as in the preload library's hooks.
+__attribute__((no_sanitize("enum"))) CUresult CUDAAPI dev_resource(CUdevice, CUdevResource *r,
+                                                                   CUdevResourceType type) {
   if (type != CU_DEV_RESOURCE_TYPE_SM) // as driver 580 answers 13.1's work-queue types
     return CUDA_ERROR_INVALID_RESOURCE_TYPE;
   std::memset(r, 0, sizeof *r);

@@ -5,6 +5,7 @@
 // it as a CUDA 13.1+ runtime (which also holds the text of its errors), to show that only the first
 // is told 13010 under greenctx run --cuda-13.1.
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #undef cuGetProcAddress
 
@@ -46,5 +47,6 @@ extern "C" __attribute__((visibility("default"))) int probe_workqueue_query(void
       !fn)
     return -1;
   CUdevResource r{};
-  return reinterpret_cast<CUresult (*)(CUdevice, CUdevResource *, int)>(fn)(0, &r, 1000);
+  return reinterpret_cast<PFN_cuDeviceGetDevResource_v12040>(fn)(
+      0, &r, static_cast<CUdevResourceType>(1000));
 }
