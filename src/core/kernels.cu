@@ -78,8 +78,9 @@ extern "C" __global__ void greenctx_stream_copy(const uint4 *in, uint4 *out,
 }
 
 // Streams `passes` times over `words` 16-byte words in a grid-stride loop: op 0 reads a (an XOR of
-// every word, stored only if it is a value it never is, so that the reads stay), op 1 writes b,
-// op 2 copies a to b. The memory bandwidth of whatever SMs it is given.
+// every word, stored only when it equals a value of the thread's own, practically never, so that
+// the compiler keeps the reads), op 1 writes b, op 2 copies a to b. The memory bandwidth of
+// whatever SMs it is given.
 extern "C" __global__ void greenctx_bandwidth(const uint4 *a, uint4 *b, unsigned long long words,
                                               unsigned op, unsigned passes, unsigned *sink) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;

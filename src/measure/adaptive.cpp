@@ -52,8 +52,10 @@ const char *name(adaptive_policy p) {
 
 std::vector<adaptive_policy> parse_adaptive_policies(std::string_view text,
                                                      const std::string &what) {
-  const std::string example = "give some of lead, lead-wait, reactive, reactive-wait, narrow "
-                              "separated by commas";
+  std::string example = "give some of ";
+  for (const adaptive_policy p : adaptive_policies)
+    example += std::string(p == adaptive_policies[0] ? "" : ", ") + name(p);
+  example += " separated by commas";
   if (trim_blanks(text).empty())
     reject(what, "the list is empty: " + example);
   std::vector<adaptive_policy> out;

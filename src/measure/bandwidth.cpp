@@ -154,14 +154,20 @@ bandwidth_result measure_bandwidth(const device &dev, const bandwidth_config &cf
   const std::optional<side_buffers> theirs =
       cfg.beside ? std::optional<side_buffers>(buffers()) : std::nullopt;
   // Green contexts cost ~1.5 ms each and leak when destroyed (driver 580): one split per size,
-  // kept for the whole measurement, with a stream on each piece.
-  std::map<unsigned, std::pair<partition_set, std::vector<stream>>> splits;
-  for (unsigned n : out.cfg.sizes) {
-    partition_set set = partition_set::create(dev, partition_request{{n}, true});
+  // kept for the whole measurement, with a stream on each piece and the SMs each piece holds.
+  struct split {
+    partition_set set;
     std::vector<stream> streams;
-    for (const partition &p : set.parts())
-      streams.push_back(p.context.create_stream(stream_flags::non_blocking));
-    splits.emplace(n, std::pair{std::move(set), std::move(streams)});
+    std::vector<unsigned> sms;
+  };
+  std::map<unsigned, split> splits;
+  for (unsigned n : out.cfg.sizes) {
+    split sp{partition_set::create(dev, partition_request{{n}, true}), {}, {}};
+    for (const partition &p : sp.set.parts()) {
+      sp.streams.push_back(p.context.create_stream(stream_flags::non_blocking));
+      sp.sms.push_back(p.obtained());
+    }
+    splits.emplace(n, std::move(sp));
   }
   const stream whole = dev.primary_context().create_stream(stream_flags::non_blocking);
   meter m(dev, cfg.repeats);
@@ -176,19 +182,19 @@ bandwidth_result measure_bandwidth(const device &dev, const bandwidth_config &cf
         progress(std::string(name(level)) + " " + name(op) + ": " +
                  std::to_string(out.cfg.sizes.size() + 1) + " SM counts");
       const kernel_shape k{op, footprint / word, passes};
-      for (auto &[n, split] : splits) {
-        bandwidth_point p;
+      bandwidth_point base;
+      base.op = op;
+      base.level = level;
+      base.footprint = footprint;
+      base.passes = passes;
+      for (const auto &[n, sp] : splits) {
+        bandwidth_point p = base;
         p.sms = n;
-        p.op = op;
-        p.level = level;
-        p.footprint = footprint;
-        p.passes = passes;
-        const auto &parts = split.first.parts();
-        const side here{split.second[0], parts[0].obtained(), &mine};
+        const side here{sp.streams[0], sp.sms[0], &mine};
         p.alone = m.measure(here, k);
-        p.rest_sms = parts[1].obtained();
+        p.rest_sms = sp.sms[1];
         if (theirs) {
-          const side rest{split.second[1], p.rest_sms, &*theirs};
+          const side rest{sp.streams[1], p.rest_sms, &*theirs};
           p.rest_alone = m.measure(rest, k);
           const double rest_kernel = p.rest_alone->seconds / cfg.repeats;
           const double here_kernel = p.alone.seconds / cfg.repeats;
@@ -198,13 +204,9 @@ bandwidth_result measure_bandwidth(const device &dev, const bandwidth_config &cf
         }
         out.points.push_back(std::move(p));
       }
-      bandwidth_point all;
+      bandwidth_point all = base;
       all.sms = out.device_sms;
       all.whole_device = true;
-      all.op = op;
-      all.level = level;
-      all.footprint = footprint;
-      all.passes = passes;
       all.alone = m.measure(side{whole, out.device_sms, &mine}, k);
       out.points.push_back(std::move(all));
     }

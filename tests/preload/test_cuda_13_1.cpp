@@ -302,11 +302,16 @@ TEST(PreloadCuda131, HostFunctionsOfThe131AbiRunThroughTheOlderOne) {
 
 // The version each caller is told: 13010 to code that names the 13.1 entry point, the driver's own
 // to the rest (GREENCTX_PROBE_131 and GREENCTX_PROBE_PLAIN: version_probe.cpp built both ways).
+// What the probe `library`'s function `symbol` answers, given the preload library's
+// cuGetProcAddress (-3 when the probe lacks it).
+int probe(const char *library, const char *symbol) {
+  void *lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(lib, nullptr) << dlerror();
+  auto f = reinterpret_cast<int (*)(void *)>(lib ? dlsym(lib, symbol) : nullptr);
+  return f ? f(dlsym(preload(), "cuGetProcAddress_v2")) : -3;
+}
 int version_seen_by(const char *library) {
-  void *probe = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-  EXPECT_NE(probe, nullptr) << dlerror();
-  auto seen = reinterpret_cast<int (*)(void *)>(dlsym(probe, "probe_version_seen"));
-  return seen ? seen(dlsym(preload(), "cuGetProcAddress_v2")) : -3;
+  return probe(library, "probe_version_seen");
 }
 
 TEST(PreloadCuda131, OnlyCodeThatKnowsThe131ApiIsToldItsVersion) {
@@ -325,14 +330,9 @@ TEST(PreloadCuda131, OnlyCodeThatKnowsThe131ApiIsToldItsVersion) {
 // 13.0 driver), as without greenctx; code on the driver API is answered.
 TEST(PreloadCuda131, AStaticRuntimesWorkQueueQueriesKeepTheDriversAnswer) {
   REQUIRE_OPTION();
-  const auto query = [](const char *library) {
-    void *probe = dlopen(library, RTLD_NOW | RTLD_LOCAL);
-    EXPECT_NE(probe, nullptr) << dlerror();
-    auto f = reinterpret_cast<int (*)(void *)>(dlsym(probe, "probe_workqueue_query"));
-    return f ? f(dlsym(preload(), "cuGetProcAddress_v2")) : -3;
-  };
-  EXPECT_EQ(query(GREENCTX_PROBE_131), CUDA_SUCCESS);
-  EXPECT_EQ(query(GREENCTX_PROBE_RUNTIME_131), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+  EXPECT_EQ(probe(GREENCTX_PROBE_131, "probe_workqueue_query"), CUDA_SUCCESS);
+  EXPECT_EQ(probe(GREENCTX_PROBE_RUNTIME_131, "probe_workqueue_query"),
+            CUDA_ERROR_INVALID_RESOURCE_TYPE);
 }
 
 // ---- a shared CUDA 13.1+ runtime (fake_runtime.cpp) -------------------------------------------

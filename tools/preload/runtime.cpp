@@ -20,9 +20,11 @@
 
 #include <dlfcn.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace greenctx::preload {
 namespace {
@@ -32,9 +34,9 @@ namespace {
 // once per name (a host function may be launched often); not kept while no runtime has it.
 void *runtime_own(const char *name) {
   static std::mutex mutex;
-  static auto *found = new std::map<std::string, void *>; // never destroyed
+  static auto *found = new std::map<std::string, void *, std::less<>>; // never destroyed
   std::lock_guard lock(mutex);
-  if (const auto it = found->find(name); it != found->end())
+  if (const auto it = found->find(std::string_view(name)); it != found->end())
     return it->second;
   if (!real_dlsym())
     return nullptr;

@@ -11,6 +11,7 @@
 #include "greenctx/measure/contention.hpp"
 
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ namespace greenctx::measure {
 
 /// What a bandwidth kernel does with its buffers.
 enum class memory_op { read, write, copy };
+/// Every op, in report order.
+inline constexpr memory_op memory_ops[] = {memory_op::read, memory_op::write, memory_op::copy};
 /// "read", "write", "copy".
 inline const char *name(memory_op op) {
   return op == memory_op::read ? "read" : op == memory_op::write ? "write" : "copy";
@@ -32,6 +35,8 @@ inline std::size_t bytes_per_pass(memory_op op, std::size_t words) {
 /// Where the data lives: a footprint far larger than L2 (DRAM), or one a quarter of L2 per buffer,
 /// streamed over many times (L2 after the first pass).
 enum class memory_level { dram, l2 };
+/// Every level, in report order.
+inline constexpr memory_level memory_levels[] = {memory_level::dram, memory_level::l2};
 /// "dram", "l2".
 inline const char *name(memory_level level) {
   return level == memory_level::dram ? "dram" : "l2";
@@ -42,8 +47,8 @@ struct bandwidth_config {
   /// such N (tune_candidates). The whole device (every SM, on the primary context) is always
   /// measured last.
   std::vector<unsigned> sizes;
-  std::vector<memory_op> ops = {memory_op::read, memory_op::write, memory_op::copy};
-  std::vector<memory_level> levels = {memory_level::dram, memory_level::l2};
+  std::vector<memory_op> ops{std::begin(memory_ops), std::end(memory_ops)};
+  std::vector<memory_level> levels{std::begin(memory_levels), std::end(memory_levels)};
   std::size_t dram_bytes = std::size_t{1} << 30; ///< each DRAM buffer (at least 4x L2)
   unsigned repeats = 10; ///< timed kernels per measurement, after one untimed
   bool beside = true;    ///< also measure each N beside its rest doing the same

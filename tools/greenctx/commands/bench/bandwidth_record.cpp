@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <iterator>
 
 namespace greenctx::cli::bench::bandwidth {
 namespace {
@@ -21,15 +21,15 @@ constexpr const char *api = "greenctx bench bandwidth";
 
 // Names separated by commas, each one of `all` (by name()) and named once.
 template <class T, std::size_t N>
-std::vector<T> parse_names(std::string_view text, const char *option, const std::array<T, N> &all) {
+std::vector<T> parse_names(std::string_view text, const char *option, const T (&all)[N]) {
   std::string known;
   for (T x : all)
     known += (known.empty() ? "" : ", ") + std::string(measure::name(x));
   std::vector<T> out;
   for (const std::string_view entry : list_entries(text)) {
-    const auto it =
-        std::find_if(all.begin(), all.end(), [&](T x) { return entry == measure::name(x); });
-    if (it == all.end())
+    const auto it = std::find_if(std::begin(all), std::end(all),
+                                 [&](T x) { return entry == measure::name(x); });
+    if (it == std::end(all))
       throw request_error(
           CUDA_ERROR_INVALID_VALUE, api,
           fmt::format("{}: '{}' is not one of {} (separate them by commas)", option, entry, known));
@@ -41,10 +41,11 @@ std::vector<T> parse_names(std::string_view text, const char *option, const std:
   return out;
 }
 
-std::string joined_names(const auto &items) {
+// The items as text separated by commas: "8,16,32", "read,copy".
+std::string joined(const auto &items, const auto &text) {
   std::string out;
   for (const auto &x : items)
-    out += (out.empty() ? "" : ",") + std::string(measure::name(x));
+    out += (out.empty() ? "" : ",") + std::string(text(x));
   return out;
 }
 
@@ -63,11 +64,11 @@ cell gbs_of(const std::optional<measure::bandwidth_rate> &rate) {
 } // namespace
 
 std::vector<memory_op> parse_ops(std::string_view text) {
-  return parse_names(text, "--ops", std::array{memory_op::read, memory_op::write, memory_op::copy});
+  return parse_names(text, "--ops", measure::memory_ops);
 }
 
 std::vector<memory_level> parse_levels(std::string_view text) {
-  return parse_names(text, "--levels", std::array{memory_level::dram, memory_level::l2});
+  return parse_names(text, "--levels", measure::memory_levels);
 }
 
 std::vector<unsigned> quick_sizes(const std::vector<unsigned> &made) {
@@ -100,12 +101,13 @@ report::record bandwidth_record(const measure::bandwidth_result &r,
   rec.schema = 1;
   rec.title = "greenctx bench bandwidth: memory bandwidth against a green context's SMs";
   rec.environment = report::environment_of(environment);
-  std::string sizes;
-  for (unsigned n : r.cfg.sizes)
-    sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
-  rec.config = {{"sms", "SM counts (N of N,rest; then the whole device)", sizes, {}},
-                {"ops", "operations", joined_names(r.cfg.ops), {}},
-                {"levels", "levels", joined_names(r.cfg.levels), {}},
+  const auto named = [](auto x) { return measure::name(x); };
+  rec.config = {{"sms",
+                 "SM counts (N of N,rest; then the whole device)",
+                 joined(r.cfg.sizes, [](unsigned n) { return std::to_string(n); }),
+                 {}},
+                {"ops", "operations", joined(r.cfg.ops, named), {}},
+                {"levels", "levels", joined(r.cfg.levels, named), {}},
                 {"dram_buffer_mib", "DRAM buffer", number(r.cfg.dram_bytes) / (1 << 20), mib},
                 {"repeats", "timed kernels per measurement", number(r.cfg.repeats), count},
                 {"beside", "beside the rest doing the same", report::yes_no(r.cfg.beside), {}}};
@@ -165,7 +167,7 @@ report::record bandwidth_record(const measure::bandwidth_result &r,
       rec.notes.push_back(std::move(note));
     }
 
-  report::figure alone{"Bandwidth alone on N SMs", "curve", "sms", {"alone_gbs"}, "GB/s"};
+  report::figure alone{"Bandwidth alone on N SMs", "curve", "sms", {"alone_gbs"}, "GB/s", {}};
   alone.group = "line";
   alone.log_y = true;
   alone.y_from_zero = false;
