@@ -14,26 +14,21 @@ status=0
 stage_start=$SECONDS
 stage_done() { echo "test.sh: $1 took $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 
-scripts/setup.sh
+# The Python module is built with the rest (CMake's GREENCTX_BUILD_PYTHON), against the Python of a
+# virtual environment of its own (BUILD/pyenv) with nanobind, pinned: the committed type stub is
+# checked against what this nanobind generates. Its tests use the build tree's package
+# (BUILD/python/package, laid out as the wheel's); the wheel pip builds is installed and tested by
+# scripts/test-long.sh (the release and the build without a toolkit).
+[ -x "$build"/pyenv/bin/python ] || python3 -m venv "$build"/pyenv
+"$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest nanobind==3.1.0
+scripts/setup.sh -DGREENCTX_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(cd "$build"/pyenv/bin && pwd)/python"
 stage_done "setup and build"
 
 (cd "$build" && ctest --output-on-failure --timeout 600 "$@") || status=$?
 stage_done "ctest"
 
-# The Python module: built with pip into a virtual environment of its own (BUILD/pyenv), then its
-# tests (the GPU ones skip, each with its reason, without a GPU). Pinned: the committed type stub is
-# checked against what this nanobind generates.
-[ -x "$build"/pyenv/bin/python ] || python3 -m venv "$build"/pyenv
-"$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check pytest \
-  scikit-build-core==1.1.2 nanobind==3.1.0
-# The module's own CMake build uses the toolkit the project's build found (a PyPI one where
-# setup.sh installed it: FindCUDAToolkit reads CUDAToolkit_ROOT from the environment).
-cuda_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$build"/CMakeCache.txt)
-case $cuda_bin in
-  */cuda-pypi-*/bin) export CUDAToolkit_ROOT=${cuda_bin%/bin} CUDACXX=$cuda_bin/nvcc ;;
-esac
-"$build"/pyenv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation .
-"$build"/pyenv/bin/python -m pytest -rs python/tests || status=$?
+PYTHONPATH="$PWD/$build/python/package" "$build"/pyenv/bin/python -m pytest -rs python/tests ||
+  status=$?
 stage_done "Python module and its tests"
 
 if ! "$build"/tools/greenctx/greenctx info >/dev/null 2>/tmp/greenctx-info.$$; then
