@@ -19,19 +19,19 @@ using detail::busy_wait;
 using detail::clock;
 constexpr const char *api = "greenctx::measure::measure_contention";
 
-// Keeps a stream fed with background units (two queued at all times) and accounts for the work
-// finished between the first unit's start and the last finished unit's end.
+// Keeps a stream fed with background units (`depth` queued at all times) and accounts for the
+// work finished between the first unit's start and the last finished unit's end.
 class feeder {
 public:
-  feeder(const device &dev, stream_ref s, const background_workload &work)
-      : dev_(dev), s_(s), work_(work), first_(dev.primary_context()) {
+  feeder(const device &dev, stream_ref s, const background_workload &work, unsigned depth)
+      : dev_(dev), s_(s), work_(work), depth_(depth), first_(dev.primary_context()) {
     first_.record(s_);
     top_up();
   }
   void top_up() {
     while (!queued_.empty() && queued_.front().first.ready())
       retire();
-    while (queued_.size() < 2) {
+    while (queued_.size() < depth_) {
       const double w = detail::launch_unit(work_, s_, api);
       event e(dev_.primary_context());
       e.record(s_);
@@ -55,14 +55,15 @@ private:
   const device &dev_;
   stream_ref s_;
   const background_workload &work_;
+  unsigned depth_;
   event first_, last_;
   std::deque<std::pair<event, double>> queued_;
   double done_ = 0;
 };
 
 background_rate background_alone(const device &dev, stream_ref s, const background_workload &work,
-                                 std::chrono::milliseconds window) {
-  feeder f(dev, s, work);
+                                 unsigned depth, std::chrono::milliseconds window) {
+  feeder f(dev, s, work, depth);
   const auto until = clock::now() + window;
   while (clock::now() < until) {
     f.top_up();
@@ -81,6 +82,14 @@ void check(const partition_set &set, const critical_workload &critical,
   detail::require_launches(critical, background, api);
   if (cfg.samples == 0)
     throw request_error(CUDA_ERROR_INVALID_VALUE, api, "samples must be at least 1");
+  if (cfg.background_depth == 0 || cfg.background_depth > 64)
+    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                        "the background's queue depth is 1 to 64 units, not " +
+                            std::to_string(cfg.background_depth));
+  for (auto it = cfg.placements.begin(); it != cfg.placements.end(); ++it)
+    if (std::find(std::next(it), cfg.placements.end(), *it) != cfg.placements.end())
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          "the placement '" + *it + "' is named twice: name each once");
   for (const auto &name : cfg.placements)
     if (std::find_if(std::begin(placement_names), std::end(placement_names),
                      [&](const char *p) { return name == p; }) == std::end(placement_names)) {
@@ -165,9 +174,11 @@ contention_result measure_contention(const device &dev, const partition_set &set
   }
   if (alone_rates) {
     say("background alone on all SMs");
-    out.background_full = background_alone(dev, bg_primary, background, cfg.rate_window);
+    out.background_full =
+        background_alone(dev, bg_primary, background, cfg.background_depth, cfg.rate_window);
     say("background alone on its " + std::to_string(out.background_sms) + " SMs");
-    out.background_share = background_alone(dev, bg_green, background, cfg.rate_window);
+    out.background_share =
+        background_alone(dev, bg_green, background, cfg.background_depth, cfg.rate_window);
   }
   // Rounds: every placement takes its share of the samples in each round (detail::rounds_plan).
   for (const plan &p : plans)
@@ -184,7 +195,7 @@ contention_result measure_contention(const device &dev, const partition_set &set
       const plan &p = plans[i];
       placement_result &r = out.placements[i];
       if (p.background) {
-        feeder f(dev, *p.background, background);
+        feeder f(dev, *p.background, background, cfg.background_depth);
         busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
         detail::sample(dev, critical, p.critical, how, warmup, count, rng, *r.critical,
                        [&] { f.top_up(); });

@@ -325,6 +325,7 @@ const std::vector<number_option> &number_options() {
       {{"bench"}, "--memory-mib", "1024", {}},
       {{"bench"}, "--gemm-n", "8192", {}},
       {{"bench"}, "--rate-window-ms", "300", {}},
+      {{"bench"}, "--queue-depth", "2", {}},
       {{"bench", "--comm"}, "--tolerance", "10", {}},
       {{"bench", "--comm"}, "--window-ms", "100", {}},
       {{"bench", "--comm"}, "--comm-timeout", "60", {}},
@@ -821,6 +822,18 @@ TEST(Cli, BenchRejectsBadOptions) {
   expect_error(run_cli({"bench", "--background", "disk"}), exit_usage);
   expect_error(run_cli({"bench", "--samples", "0"}), exit_usage);
   expect_error(run_cli({"bench", "--critical", "gemm", "--critical-gemm-n", "8"}), exit_usage);
+  expect_error(run_cli({"bench", "--queue-depth", "0"}), exit_usage);
+  for (const auto &[list, says] :
+       {std::pair{"green,bogus", "'bogus' is not one of alone, alone_green, shared, priority, "
+                                 "green, green_priority, trap"},
+        std::pair{"green,alone_green,green", "'green' is named twice"}}) {
+    const auto bad = run_cli({"bench", "--placements", list});
+    expect_error(bad, exit_usage);
+    EXPECT_TRUE(contains(bad.err, std::string("--placements: ") + says)) << bad;
+  }
+  // Good lists pass the checks and stop at the driver.
+  expect_error(run_cli({"bench", "--placements", "alone_green, green", "--queue-depth", "8"}),
+               exit_no_driver);
   const auto r = run_cli({"bench", "--from", "/nonexistent/run.json"});
   expect_error(r, exit_usage);
   EXPECT_TRUE(contains(r.err, "cannot read")) << r;

@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -32,6 +34,31 @@ enum exit_code : int {
   exit_not_executable = 126, ///< run: the program was found but could not be executed
   exit_not_found = 127,      ///< run: the program (or its #! interpreter) was not found
 };
+
+/// Names separated by commas, each one of `all` (`name_of(x)` its name) and named once; anything
+/// else is refused by `api` naming `option` and the names it knows.
+template <class T, std::size_t N, class NameOf>
+std::vector<T> parse_names(std::string_view text, const char *api, const char *option,
+                           const T (&all)[N], NameOf name_of) {
+  std::string known;
+  for (const T &x : all)
+    known += (known.empty() ? "" : ", ") + std::string(name_of(x));
+  std::vector<T> out;
+  for (const std::string_view entry : list_entries(text)) {
+    const T *it = std::find_if(std::begin(all), std::end(all),
+                               [&](const T &x) { return entry == name_of(x); });
+    if (it == std::end(all))
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          std::string(option) + ": '" + std::string(entry) + "' is not one of " +
+                              known + " (separate them by commas)");
+    if (std::find(out.begin(), out.end(), *it) != out.end())
+      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
+                          std::string(option) + ": '" + std::string(entry) +
+                              "' is named twice: name each once");
+    out.push_back(*it);
+  }
+  return out;
+}
 
 /// The exit code for an exception thrown by greenctx.
 int exit_code_for(const error &e) noexcept;

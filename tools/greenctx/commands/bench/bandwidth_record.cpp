@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands/bench/bandwidth.hpp"
+#include "common/cli_common.hpp"
 
 #include <greenctx/plan/decimal.hpp>
 #include <greenctx/plan/error.hpp>
@@ -18,28 +19,6 @@ using report::cell;
 using report::number_format;
 
 constexpr const char *api = "greenctx bench bandwidth";
-
-// Names separated by commas, each one of `all` (by name()) and named once.
-template <class T, std::size_t N>
-std::vector<T> parse_names(std::string_view text, const char *option, const T (&all)[N]) {
-  std::string known;
-  for (T x : all)
-    known += (known.empty() ? "" : ", ") + std::string(measure::name(x));
-  std::vector<T> out;
-  for (const std::string_view entry : list_entries(text)) {
-    const auto it = std::find_if(std::begin(all), std::end(all),
-                                 [&](T x) { return entry == measure::name(x); });
-    if (it == std::end(all))
-      throw request_error(
-          CUDA_ERROR_INVALID_VALUE, api,
-          fmt::format("{}: '{}' is not one of {} (separate them by commas)", option, entry, known));
-    if (std::find(out.begin(), out.end(), *it) != out.end())
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          fmt::format("{}: '{}' is named twice: name each once", option, entry));
-    out.push_back(*it);
-  }
-  return out;
-}
 
 // The items as text separated by commas: "8,16,32", "read,copy".
 std::string joined(const auto &items, const auto &text) {
@@ -64,11 +43,13 @@ cell gbs_of(const std::optional<measure::bandwidth_rate> &rate) {
 } // namespace
 
 std::vector<memory_op> parse_ops(std::string_view text) {
-  return parse_names(text, "--ops", measure::memory_ops);
+  return parse_names(text, api, "--ops", measure::memory_ops,
+                     [](memory_op x) { return measure::name(x); });
 }
 
 std::vector<memory_level> parse_levels(std::string_view text) {
-  return parse_names(text, "--levels", measure::memory_levels);
+  return parse_names(text, api, "--levels", measure::memory_levels,
+                     [](memory_level x) { return measure::name(x); });
 }
 
 std::vector<unsigned> quick_sizes(const std::vector<unsigned> &made) {

@@ -38,8 +38,9 @@ struct bench_options {
   bool samples_given = false, warmup_given = false;
   // --adaptive: the memory-bound background's partition shrunk around critical work
   bool adaptive = false;
-  std::string shrink_to, policies; ///< empty: the defaults
-  unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2;
+  std::string shrink_to, policies;                         ///< empty: the defaults
+  unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2; // queue_depth: latency's too
+  std::string placements;                                  ///< latency: empty for all
   bool rounds_given = false, rate_window_given = false;
   // bandwidth: the memory bandwidth curve against SMs
   bool bandwidth = false, alone_only = false;
@@ -72,6 +73,15 @@ measure::progress_fn progress_of(const bench_options &opt, const char *what) {
     if (!quiet)
       std::fprintf(stderr, "greenctx bench%s: %s\n", what, line.c_str());
   };
+}
+
+// --placements: names of measure::placement_names, each once; empty: all.
+std::vector<std::string> parse_placements(std::string_view text) {
+  if (text.empty())
+    return {};
+  const auto names = parse_names(text, api, "--placements", measure::placement_names,
+                                 [](const char *p) { return std::string_view(p); });
+  return {names.begin(), names.end()};
 }
 
 // --comm: everything is checked here, then measured in child processes (comm_children.hpp), so
@@ -199,6 +209,8 @@ int run_bench(bench_options opt) {
   bench::apply(opt.work, cfg);
   cfg.gap = std::chrono::microseconds(opt.gap_us);
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
+  cfg.background_depth = opt.queue_depth;
+  cfg.placements = parse_placements(opt.placements);
 
   if (!opt.output.from.empty())
     return print_checked(opt, read_record(api, "bench", opt.output.from));
@@ -300,7 +312,12 @@ void add_bench(CLI::App &app, action &run) {
               "switch take effect sooner)",
               1, 65536);
   add_decimal(*cmd, "--queue-depth", opt->queue_depth,
-              "With --adaptive: background chunks queued at most, over both layouts", 1, 64);
+              "Background kernels kept queued (latency), or chunks queued at most over both "
+              "layouts (--adaptive)",
+              1, 64);
+  cmd->add_option("--placements", opt->placements,
+                  "Latency: the placements to measure, separated by commas: alone, alone_green, "
+                  "shared, priority, green, green_priority, trap (default all)");
   cmd->add_option("--sizes", opt->sizes,
                   "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
                   "1M,16M,1G (default 1M to 1G in powers of 4)");
@@ -388,11 +405,17 @@ void add_bench(CLI::App &app, action &run) {
       throw CLI::ValidationError("--quick", "is an option of --comm, --adaptive and bandwidth: "
                                             "add one, or leave it out");
     if (!opt->adaptive)
-      for (const char *name :
-           {"--shrink-to", "--policies", "--lead-us", "--chunk-mib", "--queue-depth"})
+      for (const char *name : {"--shrink-to", "--policies", "--lead-us", "--chunk-mib"})
         if (given(name))
           throw CLI::ValidationError(name,
                                      "is an option of --adaptive: add --adaptive, or leave it out");
+    if (opt->comm && given("--queue-depth"))
+      throw CLI::ValidationError("--queue-depth", "is an option of the latency bench and "
+                                                  "--adaptive, not of --comm: leave it out");
+    if ((opt->comm || opt->adaptive) && given("--placements"))
+      throw CLI::ValidationError("--placements",
+                                 "is an option of the latency bench: leave it out with " +
+                                     std::string(opt->comm ? "--comm" : "--adaptive"));
     if (opt->adaptive) {
       if (given("--background") && opt->work.background != "memory")
         throw CLI::ValidationError("--background", "--adaptive measures the memory background "

@@ -22,6 +22,13 @@ const placement_result *find(const results &r, const std::string &name) {
   return nullptr;
 }
 
+std::string placements_text(const std::vector<std::string> &names) {
+  std::string out;
+  for (const auto &n : names)
+    out += (out.empty() ? "" : ",") + n;
+  return out.empty() ? "all" : out;
+}
+
 } // namespace
 
 double sm_share(const results &r) {
@@ -119,37 +126,44 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
              memory = c.background == background_kind::memory,
              gemm = c.background == background_kind::gemm;
   const auto number = [](auto v) { return static_cast<double>(v); };
-  rec.config = {{"critical", "critical", std::string(name(c.critical)), {}},
-                {"background", "background", std::string(name(c.background)), {}},
-                {"critical_sms", "critical SMs", number(c.critical_sms), count},
-                {"samples", "samples per placement", number(how.samples), count},
-                {"warmup", "warm-up samples per placement", number(how.warmup), count},
-                {"rounds", "rounds over all placements", number(how.rounds), count},
-                {"gap_us", "mean gap between samples", number(how.gap.count()), {"us", 0}},
-                {"critical_blocks", "critical blocks", number(c.critical_blocks), count, !kernel},
-                {"critical_block_us",
-                 "critical block",
-                 number(c.critical_block_time.count()),
-                 {"us", 0},
-                 !kernel},
-                {"critical_gemm_n", "critical GEMM n", number(c.critical_gemm_n), count, kernel},
-                {"background_block_us",
-                 "background block",
-                 number(c.background_block_time.count()),
-                 {"us", 0},
-                 !spin},
-                {"background_waves", "full-GPU waves per background kernel",
-                 number(c.background_waves), count, !spin},
-                {"memory_bytes",
-                 "bytes copied per background kernel",
-                 number(c.memory_bytes),
-                 {"B", 0},
-                 !memory},
-                {"gemm_n", "background GEMM n", number(c.gemm_n), count, !gemm},
-                {"rate_window_ms",
-                 "background alone measured for",
-                 number(how.rate_window.count()),
-                 {"ms", 0}}};
+  rec.config = {
+      {"critical", "critical", std::string(name(c.critical)), {}},
+      {"background", "background", std::string(name(c.background)), {}},
+      {"critical_sms", "critical SMs", number(c.critical_sms), count},
+      {"samples", "samples per placement", number(how.samples), count},
+      {"warmup", "warm-up samples per placement", number(how.warmup), count},
+      {"rounds", "rounds over all placements", number(how.rounds), count},
+      {"gap_us", "mean gap between samples", number(how.gap.count()), {"us", 0}},
+      {"critical_blocks", "critical blocks", number(c.critical_blocks), count, !kernel},
+      {"critical_block_us",
+       "critical block",
+       number(c.critical_block_time.count()),
+       {"us", 0},
+       !kernel},
+      {"critical_gemm_n", "critical GEMM n", number(c.critical_gemm_n), count, kernel},
+      {"background_block_us",
+       "background block",
+       number(c.background_block_time.count()),
+       {"us", 0},
+       !spin},
+      {"background_waves", "full-GPU waves per background kernel", number(c.background_waves),
+       count, !spin},
+      {"memory_bytes",
+       "bytes copied per background kernel",
+       number(c.memory_bytes),
+       {"B", 0},
+       !memory},
+      {"gemm_n", "background GEMM n", number(c.gemm_n), count, !gemm},
+      {"rate_window_ms",
+       "background alone measured for",
+       number(how.rate_window.count()),
+       {"ms", 0}},
+      {"queue_depth", "background kernels kept queued", number(how.background_depth), count},
+      {"placements",
+       "placements measured",
+       placements_text(how.placements),
+       {},
+       how.placements.empty()}};
 
   const double scale = r.background_unit_scale > 0 ? r.background_unit_scale : 1;
   double largest = std::max(r.background_full.rate(), r.background_share.rate()) / scale;
