@@ -256,14 +256,15 @@ void bind_measure(nb::module_ &m) {
          const measure::background_workload &background, unsigned samples, unsigned warmup,
          unsigned rounds, double gap_us, double rate_window_ms, std::vector<std::string> placements,
          bool hold_launch, measure::progress_fn progress) {
-        const measure::contention_config cfg{
-            samples,
-            warmup,
-            rounds,
-            whole_us(gap_us, "gap_us", 0),
-            std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds")),
-            std::move(placements),
-            hold_launch};
+        measure::contention_config cfg;
+        cfg.samples = samples;
+        cfg.warmup = warmup;
+        cfg.rounds = rounds;
+        cfg.gap = whole_us(gap_us, "gap_us", 0);
+        cfg.rate_window =
+            std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds"));
+        cfg.placements = std::move(placements);
+        cfg.hold_launch = hold_launch;
         measure::contention_result r;
         {
           // The workloads' and progress's Python calls take the GIL back while they run.

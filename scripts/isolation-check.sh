@@ -27,7 +27,7 @@ bench() { # NAME ENV... -- ARGS...
   shift
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  env "${envs[@]}" "$cli" bench -q --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
+  env "${envs[@]}" "$cli" bench --quiet --json "$out/$name.json" "$@" >"$out/$name.txt" 2>&1
   local rc=$?
   echo "$name: exit $rc ($(date -u +%H:%M:%S))"
   [ "$rc" -le 1 ] || status=1 # 1: a target missed, which the summary says

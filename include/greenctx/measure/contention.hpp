@@ -37,13 +37,13 @@ struct contention_config {
   std::chrono::milliseconds rate_window{300};
   /// The placements to measure, by name (placement_names); empty: all of them.
   std::vector<std::string> placements;
-  /// Background units kept queued on the background's stream (topped up before every sample).
-  unsigned background_depth = 2;
   /// Each timed critical sample is enqueued behind a hold (stream_hold) and starts when the host
   /// has enqueued all of it, so that its device time leaves out how long its launch took on the
   /// host (for work launched from Python, tens of microseconds that vary from launch to launch).
   /// Off: the device time runs from the event before the launch, as a program launching it sees.
   bool hold_launch = false;
+  /// Background units kept queued on the background's stream (topped up before every sample).
+  unsigned background_depth = 2;
 };
 
 /// One critical series, in microseconds, with its summaries.
