@@ -103,4 +103,16 @@ std::optional<int> max_connections_from_environment() {
   return n;
 }
 
+std::optional<std::string> max_connections_warning() {
+  return max_connections_warning(max_connections_from_environment());
+}
+
+std::optional<std::string> max_connections_warning(std::optional<int> connections) {
+  if (connections != 1)
+    return std::nullopt;
+  return "CUDA_DEVICE_MAX_CONNECTIONS=1: every stream of this process shares one work queue, so "
+         "work on one green context waits behind the kernels queued before it on any other: green "
+         "contexts isolate nothing. Leave it unset (the driver's default of 8) or set 8 or more";
+}
+
 } // namespace greenctx

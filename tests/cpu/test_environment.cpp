@@ -84,4 +84,18 @@ TEST_F(MaxConnectionsEnvironment, ReadsTheCurrentValueEachCall) {
   EXPECT_EQ(greenctx::max_connections_from_environment(), std::nullopt);
 }
 
+TEST_F(MaxConnectionsEnvironment, OneConnectionIsWarnedAboutAndOthersAreNot) {
+  with("1");
+  const auto warning = greenctx::max_connections_warning();
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("isolate nothing"), std::string::npos) << *warning;
+  for (const char *value : {"2", "8", "32", "abc"}) {
+    with(value);
+    EXPECT_EQ(greenctx::max_connections_warning(), std::nullopt) << value;
+  }
+  ASSERT_EQ(::unsetenv(variable), 0);
+  EXPECT_EQ(greenctx::max_connections_warning(), std::nullopt);
+}
+
 } // namespace

@@ -70,4 +70,13 @@ private:
 /// assumed; what the driver does with out-of-range values is not measured).
 std::optional<int> max_connections_from_environment();
 
+/// Why `connections` (CUDA_DEVICE_MAX_CONNECTIONS as max_connections_from_environment reads it)
+/// defeats green contexts, or nullopt when it does not. With one connection every stream of the
+/// process is fed through one work queue, so critical work waits behind the kernels queued before
+/// it whatever green context each runs in (measured on an H100: a 20-us kernel's p99 29 ms
+/// instead of 49 us beside a background of 29-ms kernels, benchmarks/RESULTS.md "Isolation").
+std::optional<std::string> max_connections_warning(std::optional<int> connections);
+/// The same for the environment's value.
+std::optional<std::string> max_connections_warning();
+
 } // namespace greenctx

@@ -34,6 +34,11 @@ void print_error(const std::string &message) {
   std::fprintf(stderr, "greenctx: %s\n", message.c_str());
 }
 
+void warn_about_connections() {
+  if (const auto warning = max_connections_warning())
+    print_error("warning: " + *warning);
+}
+
 CLI::Validator decimal(unsigned long long min, unsigned long long max,
                        std::optional<std::string> description) {
   return CLI::Validator(

@@ -66,6 +66,10 @@ int exit_code_for(const error &e) noexcept;
 /// Prints "greenctx: <message>" to stderr.
 void print_error(const std::string &message);
 
+/// Prints max_connections_warning() as "greenctx: warning: ..." when there is one: the commands
+/// that measure green contexts call it before they start.
+void warn_about_connections();
+
 /// Environment every result carries: driver, toolkit, GPU, SMs, granularity, greenctx commit.
 nlohmann::json environment_json(const driver_info &drv, const device &dev);
 

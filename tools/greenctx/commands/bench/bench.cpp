@@ -58,8 +58,9 @@ int print_checked(const bench_options &opt, const report::record &rec) {
 }
 
 // The environment of a bench record measured on `dev` (clocks_before and _after are added around
-// the measurement).
+// the measurement); the warning about CUDA_DEVICE_MAX_CONNECTIONS first, where there is one.
 nlohmann::json bench_environment(const driver_info &drv, const device &dev) {
+  warn_about_connections();
   nlohmann::json env = environment_json(drv, dev);
   env["date"] = utc_now();
   env["command"] = command_line();

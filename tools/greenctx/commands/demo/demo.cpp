@@ -72,6 +72,7 @@ int run_demo(const demo_options &opt) {
     throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx demo", "--samples must be at least 1");
   const auto started = clock::now();
   const driver_info drv = query_driver();
+  warn_about_connections();
   const device dev(opt.device);
   const auto [major, minor] = dev.compute_capability();
   const sm_resource all = dev.sms();

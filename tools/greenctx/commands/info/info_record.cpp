@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commands/info/info_record.hpp"
 
+#include <greenctx/core/device.hpp>
+
 #include <fmt/format.h>
 
 namespace greenctx::cli::info {
@@ -121,6 +123,8 @@ report::record info_record(const results &r, const nlohmann::json &environment,
                         *r.max_connections_environment)
           : "note: work queues: CUDA_DEVICE_MAX_CONNECTIONS unset: the driver's default of 8 "
             "applies");
+  if (const auto warning = max_connections_warning(r.max_connections_environment))
+    rec.notes.push_back("warning: " + *warning);
   if (!workqueues_provisioned)
     rec.notes.push_back("note: WorkqueueConfig resources (cuda_compat.h) are accepted and "
                         "reported, not provisioned by this driver: every context shares these "

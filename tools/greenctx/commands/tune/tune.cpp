@@ -147,6 +147,7 @@ int run_tune(tune_options &opt) {
   check_output_paths(api, opt.out);
 
   const driver_info drv = query_driver();
+  warn_about_connections();
   const device dev(ordinal);
   if ((opt.cfg.background == bench::background_kind::gemm ||
        opt.cfg.critical == bench::critical_kind::gemm) &&
