@@ -13,9 +13,10 @@
 #   comm_overlap[_one_gpu].json/.txt examples/comm_overlap.py (its one-GPU test mode on one GPU)
 #   tune-torch-RUN.json, tune_torch.txt, tune-torch-summary.txt  examples/tune_torch.py, both
 #                          searches twice, and scripts/tune-summary.py over the two runs
+#   decode_prefill_quick.json/.txt  examples/decode_prefill.py --quick (needs transformers)
 #
 # Exits non-zero when a step failed. Each step has a time limit (GPU_CHECK_STEP_TIMEOUT seconds
-# overrides them all); the whole run takes about a minute or two on 16 cores.
+# overrides them all).
 #
 # The build: `pip install --no-build-isolation --no-deps --no-index .` (scikit-build-core and
 # nanobind from the machine). Where scikit-build-core is missing, or that install fails, it falls
@@ -156,6 +157,11 @@ step tune-torch 300 bash -o pipefail -c \
   "'$py' examples/tune_torch.py --search both --runs 2 --quiet --json '$out/tune-torch-{run}.json' \
    2>&1 | tee '$out/tune_torch.txt'; rc=\${PIPESTATUS[0]}; [ \$rc -le 1 ] || exit \$rc
    python3 scripts/tune-summary.py '$out'/tune-torch-*.json | tee '$out/tune-torch-summary.txt'"
+# A transformers decode step beside its prefill: tune, the placements and the narrow policy
+# on a 4-layer model. Where transformers is missing the example exits 3 and says so.
+step decode-prefill-quick 300 bash -o pipefail -c \
+  "'$py' examples/decode_prefill.py --quick --json '$out/decode_prefill_quick.json' 2>&1 |
+   tee '$out/decode_prefill_quick.txt'"
 # The all-reduce next to a GEMM loop, one process per GPU. On a 1-GPU machine it runs in
 # its test mode (GREENCTX_COMM_ONE_GPU_TEST=1: one rank, numbers that answer nothing) so that the
 # program itself is still exercised. NVLink multicast off unless NCCL_NVLS_ENABLE is set.
