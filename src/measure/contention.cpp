@@ -7,10 +7,14 @@
 #include "measure/sampling.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
+#include <exception>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <string_view>
+#include <thread>
 
 namespace greenctx::measure {
 namespace {
@@ -59,6 +63,47 @@ private:
   event first_, last_;
   std::deque<std::pair<event, double>> queued_;
   double done_ = 0;
+};
+
+// Tops a feeder up from a thread of its own until stopped; an error there ends the thread and is
+// thrown again by check() or stop() on the calling thread.
+class feeder_thread {
+public:
+  explicit feeder_thread(feeder &f)
+      : thread_([this, &f] {
+          try {
+            while (!stop_.load(std::memory_order_relaxed)) {
+              f.top_up();
+              busy_wait(std::chrono::microseconds(200));
+            }
+          } catch (...) {
+            error_ = std::current_exception();
+            failed_.store(true, std::memory_order_release);
+          }
+        }) {}
+  feeder_thread(const feeder_thread &) = delete;
+  feeder_thread &operator=(const feeder_thread &) = delete;
+  ~feeder_thread() { join(); }
+  void check() {
+    if (failed_.load(std::memory_order_acquire))
+      stop();
+  }
+  void stop() {
+    join();
+    if (error_)
+      std::rethrow_exception(error_);
+  }
+
+private:
+  void join() {
+    stop_.store(true, std::memory_order_relaxed);
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  std::atomic<bool> stop_{false}, failed_{false};
+  std::exception_ptr error_;
+  std::thread thread_; // last: started once the flags above exist
 };
 
 background_rate background_alone(const device &dev, stream_ref s, const background_workload &work,
@@ -196,9 +241,18 @@ contention_result measure_contention(const device &dev, const partition_set &set
       placement_result &r = out.placements[i];
       if (p.background) {
         feeder f(dev, *p.background, background, cfg.background_depth);
+        std::optional<feeder_thread> fed;
+        if (cfg.background_thread)
+          fed.emplace(f);
         busy_wait(std::chrono::milliseconds(2)); // let the background fill the GPU first
-        detail::sample(dev, critical, p.critical, how, warmup, count, rng, *r.critical,
-                       [&] { f.top_up(); });
+        detail::sample(dev, critical, p.critical, how, warmup, count, rng, *r.critical, [&] {
+          if (fed)
+            fed->check();
+          else
+            f.top_up();
+        });
+        if (fed)
+          fed->stop();
         const background_rate segment = f.finish();
         if (!r.background)
           r.background = background_rate{};

@@ -180,6 +180,20 @@ TEST(BenchReport, SvgDrawsTheDistributionsAndTheBackground) {
     std::ofstream(out) << svg;
 }
 
+// How the background was fed is in the record; on the terminal only where it had its own thread.
+TEST(BenchReport, ConfigSaysWhetherTheBackgroundHadAThreadOfItsOwn) {
+  results r = synthetic(30, 870);
+  for (const bool threaded : {false, true}) {
+    r.cfg.background_thread = threaded;
+    const report::record rec = bench_record(r, env);
+    const report::quantity *q = rec.find("background_thread");
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(q->value, report::cell{std::string(threaded ? "yes" : "no")});
+    EXPECT_EQ(q->detail, !threaded);
+    EXPECT_EQ(contains(report::to_text(rec), "background fed from its own thread"), threaded);
+  }
+}
+
 // A default run of the H200 (tests/data/bench-latency.json): it reads back to the same JSON,
 // renders in every format, and says which targets it met.
 TEST(BenchReport, ARealRunReadsBack) {

@@ -831,8 +831,14 @@ TEST(Cli, BenchRejectsBadOptions) {
     expect_error(bad, exit_usage);
     EXPECT_TRUE(contains(bad.err, std::string("--placements: ") + says)) << bad;
   }
+  for (const char *mode : {"comm", "adaptive"}) {
+    const auto bad = run_cli({"bench", mode, "--background-thread"});
+    expect_error(bad, exit_usage);
+    EXPECT_TRUE(contains(bad.err, "--background-thread: is an option of the latency bench")) << bad;
+  }
   // Good lists pass the checks and stop at the driver.
-  expect_error(run_cli({"bench", "--placements", "alone_green, green", "--queue-depth", "8"}),
+  expect_error(run_cli({"bench", "--placements", "alone_green, green", "--queue-depth", "8",
+                        "--background-thread"}),
                exit_no_driver);
   const auto r = run_cli({"bench", "--from", "/nonexistent/run.json"});
   expect_error(r, exit_usage);

@@ -3,6 +3,7 @@
 // built-in ones, and its refusals.
 #include "gpu_fixture.hpp"
 
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -161,6 +162,55 @@ TEST_F(MeasureTest, a_throwing_workload_ends_the_measurement_cleanly) {
   auto cfg = quick();
   cfg.placements = {"green"};
   EXPECT_EQ(measure::measure_contention(dev(), set, fine, background, cfg).placements.size(), 1u);
+}
+
+// background_thread: while the critical work is sampled, the background is launched from a thread
+// other than the caller's, and the placement's numbers come back as without it; an error on that
+// thread ends the measurement with that error.
+TEST_F(MeasureTest, a_thread_of_its_own_feeds_the_background) {
+  const partition_set set = partition_set::create(dev(), parse_partition_request("16,rest"));
+  const auto caller = std::this_thread::get_id();
+  std::mutex seen_lock;
+  std::set<std::thread::id> seen;
+  const measure::background_workload background{"short", [&](stream_ref s) {
+                                                  {
+                                                    const std::lock_guard lock(seen_lock);
+                                                    seen.insert(std::this_thread::get_id());
+                                                  }
+                                                  launch_spin(s, 8, 1us, 32);
+                                                  return 8.0;
+                                                }};
+  auto cfg = quick();
+  cfg.placements = {"green"};
+  cfg.background_thread = true;
+  const auto r = measure::measure_contention(dev(), set, measure::kernel_critical(dev(), 8, 20us),
+                                             background, cfg);
+  ASSERT_EQ(r.placements.size(), 1u);
+  EXPECT_EQ(r.placements[0].critical->gpu_us.size(), cfg.samples);
+  ASSERT_TRUE(r.placements[0].background);
+  EXPECT_GT(r.placements[0].background->rate(), 0);
+  EXPECT_TRUE(r.cfg.background_thread);
+  seen.erase(caller); // the warm-up and the rates alone launch from the caller's thread
+  EXPECT_EQ(seen.size(), 1u) << "the background was not launched from a thread of its own";
+
+  const measure::background_workload fails_there{"fails there", [&](stream_ref s) {
+                                                   if (std::this_thread::get_id() != caller)
+                                                     throw std::runtime_error("the feeder's error");
+                                                   launch_spin(s, 8, 1us, 32);
+                                                   return 8.0;
+                                                 }};
+  try {
+    measure::measure_contention(dev(), set, measure::kernel_critical(dev(), 8, 20us), fails_there,
+                                cfg);
+    ADD_FAILURE() << "an error on the background's thread was lost";
+  } catch (const std::runtime_error &e) {
+    EXPECT_EQ(std::string(e.what()), "the feeder's error");
+  }
+  cfg.background_thread = false; // the caller's thread only: nothing fails
+  EXPECT_EQ(measure::measure_contention(dev(), set, measure::kernel_critical(dev(), 8, 20us),
+                                        fails_there, cfg)
+                .placements.size(),
+            1u);
 }
 
 // hold_launch: a critical workload that takes 2 ms on the host before it enqueues a short kernel

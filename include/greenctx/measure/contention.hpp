@@ -44,6 +44,10 @@ struct contention_config {
   bool hold_launch = false;
   /// Background units kept queued on the background's stream (topped up before every sample).
   unsigned background_depth = 2;
+  /// The background is kept fed from a thread of its own, as a serving program's prefill loop
+  /// would be, so that its launches meet the critical launches on the host; off: both from the
+  /// calling thread, the background topped up between critical samples.
+  bool background_thread = false;
 };
 
 /// One critical series, in microseconds, with its summaries.

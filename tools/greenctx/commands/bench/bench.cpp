@@ -41,6 +41,7 @@ struct bench_options {
   std::string shrink_to, policies;                         ///< empty: the defaults
   unsigned lead_us = 100, chunk_mib = 64, queue_depth = 2; // queue_depth: latency's too
   std::string placements;                                  ///< latency: empty for all
+  bool background_thread = false;                          ///< latency only
   bool rounds_given = false, rate_window_given = false;
   // bandwidth: the memory bandwidth curve against SMs
   bool bandwidth = false, alone_only = false;
@@ -212,6 +213,7 @@ int run_bench(bench_options opt) {
   cfg.rate_window = std::chrono::milliseconds(opt.rate_window_ms);
   cfg.background_depth = opt.queue_depth;
   cfg.placements = parse_placements(opt.placements);
+  cfg.background_thread = opt.background_thread;
 
   if (!opt.output.from.empty())
     return print_checked(opt, read_record(api, "bench", opt.output.from));
@@ -319,6 +321,10 @@ void add_bench(CLI::App &app, action &run) {
   cmd->add_option("--placements", opt->placements,
                   "Latency: the placements to measure, separated by commas: alone, alone_green, "
                   "shared, priority, green, green_priority, trap (default all)");
+  cmd->add_flag("--background-thread", opt->background_thread,
+                "Latency: keep the background fed from a thread of its own, so that its launches "
+                "meet the critical launches on the host, as a serving program's would (default: "
+                "one thread, the background topped up between critical samples)");
   cmd->add_option("--sizes", opt->sizes,
                   "With --comm: message sizes separated by commas, with K, M or G (binary), e.g. "
                   "1M,16M,1G (default 1M to 1G in powers of 4)");
@@ -413,10 +419,10 @@ void add_bench(CLI::App &app, action &run) {
     if (opt->comm && given("--queue-depth"))
       throw CLI::ValidationError("--queue-depth", "is an option of the latency bench and "
                                                   "--adaptive, not of --comm: leave it out");
-    if ((opt->comm || opt->adaptive) && given("--placements"))
-      throw CLI::ValidationError("--placements",
-                                 "is an option of the latency bench: leave it out with " +
-                                     std::string(opt->comm ? "--comm" : "--adaptive"));
+    for (const char *name : {"--placements", "--background-thread"})
+      if ((opt->comm || opt->adaptive) && given(name))
+        throw CLI::ValidationError(name, "is an option of the latency bench: leave it out with " +
+                                             std::string(opt->comm ? "--comm" : "--adaptive"));
     if (opt->adaptive) {
       if (given("--background") && opt->work.background != "memory")
         throw CLI::ValidationError("--background", "--adaptive measures the memory background "

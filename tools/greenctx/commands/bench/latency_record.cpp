@@ -171,7 +171,12 @@ report::record bench_record(const results &r, const nlohmann::json &environment)
        "placements measured",
        placements_text(how.placements),
        {},
-       how.placements.empty()}};
+       how.placements.empty()},
+      {"background_thread",
+       "background fed from its own thread",
+       std::string(how.background_thread ? "yes" : "no"),
+       {},
+       !how.background_thread}};
 
   const double scale = r.background_unit_scale > 0 ? r.background_unit_scale : 1;
   double largest = std::max(r.background_full.rate(), r.background_share.rate()) / scale;
