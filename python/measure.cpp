@@ -89,6 +89,9 @@ nb::dict result_dict(const measure::contention_result &r) {
   cfg["rounds"] = r.cfg.rounds;
   cfg["gap_us"] = r.cfg.gap.count();
   cfg["rate_window_ms"] = r.cfg.rate_window.count();
+  cfg["hold_launch"] = r.cfg.hold_launch;
+  cfg["background_depth"] = r.cfg.background_depth;
+  cfg["background_thread"] = r.cfg.background_thread;
   d["config"] = cfg;
   nb::list placements;
   for (const auto &p : r.placements) {
@@ -255,7 +258,8 @@ void bind_measure(nb::module_ &m) {
       [](const device &dev, const partition_set &set, const measure::critical_workload &critical,
          const measure::background_workload &background, unsigned samples, unsigned warmup,
          unsigned rounds, double gap_us, double rate_window_ms, std::vector<std::string> placements,
-         bool hold_launch, measure::progress_fn progress) {
+         bool hold_launch, unsigned background_depth, bool background_thread,
+         measure::progress_fn progress) {
         measure::contention_config cfg;
         cfg.samples = samples;
         cfg.warmup = warmup;
@@ -265,6 +269,8 @@ void bind_measure(nb::module_ &m) {
             std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds"));
         cfg.placements = std::move(placements);
         cfg.hold_launch = hold_launch;
+        cfg.background_depth = background_depth;
+        cfg.background_thread = background_thread;
         measure::contention_result r;
         {
           // The workloads' and progress's Python calls take the GIL back while they run.
@@ -276,12 +282,13 @@ void bind_measure(nb::module_ &m) {
       "device"_a, "partitions"_a, "critical"_a, "background"_a, nb::kw_only(), "samples"_a = 1000,
       "warmup"_a = 50, "rounds"_a = 10, "gap_us"_a = 300, "rate_window_ms"_a = 300,
       "placements"_a = std::vector<std::string>{}, "hold_launch"_a = false,
-      "progress"_a = nb::none(),
+      "background_depth"_a = 2, "background_thread"_a = false, "progress"_a = nb::none(),
       "Measures the critical work's latency beside the background under each placement (alone, "
       "shared, priority, green contexts, the trap), with the critical work on partitions[0] and "
       "the background on partitions[1]; returns a dict of distributions (us) and rates. "
       "hold_launch: each critical sample starts once the callable has enqueued all of it (its "
-      "launch time on the host not counted).");
+      "launch time on the host not counted). background_depth: background launches kept queued. "
+      "background_thread: the background fed from a thread of its own.");
   m.def(
       "tune",
       [](const device &dev, const measure::critical_workload &critical,

@@ -321,6 +321,7 @@ def measure_contention(device: Device, partitions: PartitionSet, critical: Criti
                        background: BackgroundWork, *, samples: int = 1000, warmup: int = 50,
                        rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300,
                        placements: Sequence[str] = (), hold_launch: bool = False,
+                       background_depth: int = 2, background_thread: bool = False,
                        progress: Progress | None = None) -> ContentionResult:
     """The latency of critical work while background work fills the GPU, under each placement.
 
@@ -335,7 +336,11 @@ def measure_contention(device: Device, partitions: PartitionSet, critical: Criti
     ``placements`` names the placements to measure (empty: all of alone, alone_green, shared,
     priority, green, green_priority, trap); ``progress`` is called with a line per step. Times
     include the launch call itself, as a caller of the work would see it, unless
-    ``hold_launch``: then each sample starts once the callable has enqueued all of it. Returns
+    ``hold_launch``: then each sample starts once the callable has enqueued all of it.
+    ``background_depth`` background launches are kept queued (1 to 64), topped up between
+    critical samples, or from a thread of its own with ``background_thread`` (as a serving loop
+    would launch it: its launches then meet the critical ones on the host, and in Python share
+    the GIL with them). Returns
     the SMs each side got, the background's rates alone, and per placement the critical samples
     and summaries in microseconds (host, gpu, start_delay) and the background's rate.
     """
@@ -343,7 +348,8 @@ def measure_contention(device: Device, partitions: PartitionSet, critical: Criti
     return ContentionResult._from_dict(_measure_contention(
         device, partitions, work, bulk, samples=samples, warmup=warmup, rounds=rounds,
         gap_us=gap_us, rate_window_ms=rate_window_ms, placements=list(placements),
-        hold_launch=hold_launch, progress=_progress(progress)))
+        hold_launch=hold_launch, background_depth=background_depth,
+        background_thread=background_thread, progress=_progress(progress)))
 
 
 def _workloads(critical: CriticalWork,

@@ -492,9 +492,9 @@ def scaling(device: Device, workload: CriticalWorkload, sm_counts: Sequence[int]
     The scaling measurement on a workload object (greenctx.scaling wraps callables).
     """
 
-def measure_contention(device: Device, partitions: PartitionSet, critical: CriticalWorkload, background: BackgroundWorkload, *, samples: int = 1000, warmup: int = 50, rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300, placements: Sequence[str] = [], hold_launch: bool = False, progress: Callable[[str], None] | None = None) -> dict:
+def measure_contention(device: Device, partitions: PartitionSet, critical: CriticalWorkload, background: BackgroundWorkload, *, samples: int = 1000, warmup: int = 50, rounds: int = 10, gap_us: float = 300, rate_window_ms: float = 300, placements: Sequence[str] = [], hold_launch: bool = False, background_depth: int = 2, background_thread: bool = False, progress: Callable[[str], None] | None = None) -> dict:
     """
-    Measures the critical work's latency beside the background under each placement (alone, shared, priority, green contexts, the trap), with the critical work on partitions[0] and the background on partitions[1]; returns a dict of distributions (us) and rates. hold_launch: each critical sample starts once the callable has enqueued all of it (its launch time on the host not counted).
+    Measures the critical work's latency beside the background under each placement (alone, shared, priority, green contexts, the trap), with the critical work on partitions[0] and the background on partitions[1]; returns a dict of distributions (us) and rates. hold_launch: each critical sample starts once the callable has enqueued all of it (its launch time on the host not counted). background_depth: background launches kept queued. background_thread: the background fed from a thread of its own.
     """
 
 def tune(device: Device, critical: CriticalWorkload, background: BackgroundWorkload, *, p99_us: float | None = None, p99_times_alone: float | None = None, within_best: float | None = None, search: str = 'guided', samples: int = 300, confirm_samples: int = 1000, rounds: int = 2, gap_us: float = 100, sizes: Sequence[int] = [], repeat: bool = True, hold_launch: bool = True, progress: Callable[[str], None] | None = None) -> dict:

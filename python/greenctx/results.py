@@ -109,6 +109,9 @@ class ContentionConfig:
     rounds: int
     gap_us: int
     rate_window_ms: int
+    hold_launch: bool
+    background_depth: int  # background launches kept queued
+    background_thread: bool  # the background fed from a thread of its own
 
     @classmethod
     def _from_dict(cls, d: Mapping[str, Any]) -> ContentionConfig:

@@ -197,6 +197,26 @@ def test_hold_launch_leaves_out_python_launch_time(gpu):
     assert 20 <= p50(True) < 1000
 
 
+def test_background_thread_launches_python_work_from_its_own_thread(gpu):
+    """background_thread: the background callable is called from another thread (taking the GIL)
+    while the critical work is sampled; the samples and the rate come back as without it."""
+    import threading
+    parts = greenctx.PartitionSet.create(gpu, "16,rest")
+    threads = set()
+
+    def background(stream):
+        threads.add(threading.get_ident())
+        return float(greenctx.fill_sms(stream, 0.0005))
+
+    r = greenctx.measure_contention(gpu, parts, lambda s: greenctx.fill_sms(s, 0.00002),
+                                    background, placements=["green"], background_thread=True,
+                                    background_depth=3, **QUICK)
+    green = r.placement("green")
+    assert len(green.critical.gpu_us) == 20 and green.background.rate > 0
+    assert r.config.background_thread and r.config.background_depth == 3
+    assert threads - {threading.get_ident()}, "no background launch came from another thread"
+
+
 def test_measure_contention_built_ins_errors_and_exceptions(gpu):
     parts = greenctx.PartitionSet.create(gpu, "16,rest")
     r = greenctx.measure_contention(gpu, parts, greenctx.kernel_critical(gpu, 8, 20),
