@@ -5,7 +5,8 @@
 # critical kernel alone in its green context, beside the spin background, and with the critical
 # stream at the highest priority; --samples each): the background's queue depth, the driver's
 # connections (CUDA_DEVICE_MAX_CONNECTIONS), the background's kernel length (full-GPU waves, block
-# time), the critical launches' spacing; the base again last (drift). scripts/isolation-summary.py
+# time), the critical launches' spacing, the background launched from a thread of its own; the
+# base again last (drift). scripts/isolation-summary.py
 # reads them all. Writes under $OUT (default ./isolation-check-out):
 #   info.json                   greenctx info (the driver's features, work queues included)
 #   default-RUN.json / .txt     bench with its defaults
@@ -53,6 +54,7 @@ for us in 20 2000; do
   bench "variant-block-$us" -- "${base[@]}" --background-us "$us"
 done
 bench variant-gap-1000 -- "${base[@]}" --gap-us 1000
+bench variant-background-thread -- "${base[@]}" --background-thread
 bench variant-base-again -- "${base[@]}"
 
 python3 scripts/isolation-summary.py "$out"/default-*.json "$out"/variant-*.json \
