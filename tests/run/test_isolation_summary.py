@@ -13,6 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from summary_checks import Checks
+
 SAMPLES, ROUNDS = 200, 10
 PER_ROUND = SAMPLES // ROUNDS
 # the start delay's base per placement (us); the kernel's own run is 10 us and the host's part 3
@@ -60,11 +62,7 @@ def run(root, tmp, doc):
 
 def main(argv):
     root = Path(argv[1])
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = Checks("isolation summary")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -99,10 +97,7 @@ def main(argv):
         check(p.returncode != 0 and "no alone_green and green placements" in p.stderr,
               f"no green placements: exit {p.returncode}, {p.stderr!r}")
 
-    for f in failures:
-        print(f"FAIL: {f}")
-    print("isolation summary: " + ("ok" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from summary_checks import Checks
+
 # µs per launch of each configuration, before the noise of each round: the driver's green context
 # costs 1%, the hooks 0.5% with nothing confined, and confinement 2.5% in all (blocking: 4%).
 BASE = {"legacy": 4.0, "blocking": 5.0}
@@ -94,11 +96,7 @@ def close(a, b, tol=1e-9):
 
 def main(argv):
     root = Path(argv[1])
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = Checks("overhead summary")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -168,10 +166,7 @@ def main(argv):
                  "wrong context", "overhead launch --stream STREAM"):
         check(text in md, f"overhead.md lacks '{text}'")
 
-    for f in failures:
-        print(f"FAIL: {f}")
-    print("overhead summary: " + ("ok" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from summary_checks import Checks
+
 # critical p99 per placement (us), before each round's offset; background blocks/s and SMs
 P99 = {"alone": 70, "timeslice": 1800, "mps-alone": 70, "piece-alone": 60, "mps-share": 480,
        "mps-percentage": 64, "mps-priority": 260, "pieces": 62, "trap": 470, "two-pieces": 66,
@@ -48,11 +50,7 @@ def samples():
 
 def main(argv):
     root = Path(argv[1])
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = Checks("processes summary")
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -105,10 +103,7 @@ def main(argv):
         md = (tmp / "out" / "processes.md").read_text()
         check("MISSED: critical p99 on its piece beside the background 90.0 us" in md, md)
 
-    for f in failures:
-        print(f"FAIL: {f}")
-    print("processes summary: " + ("ok" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return check.finish()
 
 
 if __name__ == "__main__":
