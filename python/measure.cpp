@@ -261,12 +261,7 @@ void bind_measure(nb::module_ &m) {
          bool hold_launch, unsigned background_depth, bool background_thread,
          measure::progress_fn progress) {
         measure::contention_config cfg;
-        cfg.samples = samples;
-        cfg.warmup = warmup;
-        cfg.rounds = rounds;
-        cfg.gap = whole_us(gap_us, "gap_us", 0);
-        cfg.rate_window =
-            std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds"));
+        set_sampling(cfg, samples, warmup, rounds, gap_us, rate_window_ms);
         cfg.placements = std::move(placements);
         cfg.hold_launch = hold_launch;
         cfg.background_depth = background_depth;

@@ -21,6 +21,19 @@ namespace greenctx_py {
 long long whole(double v, const char *what, long long least, const char *unit);
 std::chrono::microseconds whole_us(double v, const char *what, long long least = 1);
 
+/// The sampling keywords the measurements share, set on their config (the contention and the
+/// adaptive measurements'): the gap and the rate window checked whole.
+template <class Config>
+void set_sampling(Config &cfg, unsigned samples, unsigned warmup, unsigned rounds, double gap_us,
+                  double rate_window_ms) {
+  cfg.samples = samples;
+  cfg.warmup = warmup;
+  cfg.rounds = rounds;
+  cfg.gap = whole_us(gap_us, "gap_us", 0);
+  cfg.rate_window =
+      std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds"));
+}
+
 nanobind::dict summary_dict(const greenctx::measure::summary &s);
 /// work, seconds and rate (in the workload's unit: divided by unit_scale).
 nanobind::dict rate_dict(const greenctx::measure::background_rate &r, double unit_scale);

@@ -124,12 +124,7 @@ void bind_measure_runs(nb::module_ &m) {
         cfg.policies = policies_of(policies);
         cfg.lead = whole_us(lead_us, "lead_us", 0);
         cfg.queue_depth = queue_depth;
-        cfg.samples = samples;
-        cfg.warmup = warmup;
-        cfg.rounds = rounds;
-        cfg.gap = whole_us(gap_us, "gap_us", 0);
-        cfg.rate_window =
-            std::chrono::milliseconds(whole(rate_window_ms, "rate_window_ms", 1, "milliseconds"));
+        set_sampling(cfg, samples, warmup, rounds, gap_us, rate_window_ms);
         // Said with the keywords' names before the library checks it again under its own.
         measure::validate_adaptive(cfg, dev.sms().sm_count(),
                                    {"critical_sms", "shrink_to", "policies", "lead_us", "gap_us",
