@@ -50,7 +50,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from example_support import fail as fail_as, nvidia_driver_version, open_gpu
+from example_support import (exit_codes, fail as fail_as, nvidia_driver_version, open_gpu,
+                             positive_float, positive_int)
 
 PROG = "decode_prefill"
 fail = functools.partial(fail_as, PROG)
@@ -64,26 +65,6 @@ FULL = dict(layers=16, hidden=2048, heads=32, kv_heads=8, mlp=8192, vocab=32000,
             rounds=10)
 QUICK = dict(layers=4, hidden=1024, heads=16, kv_heads=4, mlp=4096, vocab=32000, batch=4,
              context=256, prefill_batch=2, prompt=512, samples=200, tune_samples=100, rounds=4)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
-    return value
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -219,7 +200,7 @@ def main(argv: list[str]) -> int:
 
     say = (lambda line: None) if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr))
     started = time.perf_counter()
-    try:
+    with exit_codes(PROG):
         model = Model(torch, args)
         sms = gpu.sms()
         device_sms = sms.sm_count
@@ -282,14 +263,6 @@ def main(argv: list[str]) -> int:
         adaptive = greenctx.measure_adaptive(
             gpu, critical, background, critical_sms=critical_sms, shrink_to=widths,
             policies=["narrow"], samples=args.samples, rounds=args.rounds, progress=say)
-    except greenctx.RequestError as e:
-        fail(2, str(e))
-    except greenctx.UnsupportedError as e:
-        fail(4, str(e))
-    except greenctx.Error as e:
-        fail(5, str(e))
-    except RuntimeError as e:  # torch's CUDA errors
-        fail(5, f"CUDA error in torch: {e}")
 
     alone = next(p for p in contention.placements if p.name == "alone")
     alone_p99 = alone.critical.gpu.p99 if alone.critical else None

@@ -1,17 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What the PyTorch examples share: the greenctx CLI's exit codes, nearest-rank percentiles,
-opening the GPU in both PyTorch and greenctx, and a loop of matmuls kept queued on one stream. Imported by the examples from their own folder
-(`python examples/NAME.py` puts it on the path)."""
+"""What the PyTorch examples share: the greenctx CLI's exit codes, argument types for positive
+numbers, nearest-rank percentiles, opening the GPU in both PyTorch and greenctx, and a loop of
+matmuls kept queued on one stream. Imported by the examples from their own folder (`python
+examples/NAME.py` puts it on the path)."""
 from __future__ import annotations
 
+import argparse
 import collections
+import contextlib
 import math
 import re
 import shutil
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 
 if TYPE_CHECKING:  # imported for real by open_gpu, which says what is missing
     import greenctx
@@ -23,6 +26,46 @@ def fail(prog: str, code: int, message: str) -> NoReturn:
     5 another CUDA error)."""
     print(f"{prog}: {message}", file=sys.stderr)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def exit_codes(prog: str) -> Iterator[None]:
+    """greenctx's errors, and torch's RuntimeError (its CUDA errors), inside the block end the
+    program with the CLI's exit code and the message: 2 a request the GPU cannot meet, 4 a driver
+    feature missing, 5 any other."""
+    import greenctx
+    try:
+        yield
+    except greenctx.RequestError as e:
+        fail(prog, 2, str(e))
+    except greenctx.UnsupportedError as e:
+        fail(prog, 4, str(e))
+    except greenctx.Error as e:
+        fail(prog, 5, str(e))
+    except RuntimeError as e:
+        fail(prog, 5, f"CUDA error in torch: {e}")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number above zero."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
+    return value
 
 
 def nvidia_driver_version() -> str | None:

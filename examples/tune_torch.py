@@ -38,39 +38,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-from example_support import fail as fail_as, nvidia_driver_version, open_gpu
+from example_support import (exit_codes, nvidia_driver_version, open_gpu, positive_float,
+                             positive_int)
 
 PROG = "tune_torch"
-fail = functools.partial(fail_as, PROG)
 
 if TYPE_CHECKING:  # imported in main, once open_gpu has said whether it can be
     import greenctx
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive number")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive finite number")
-    return value
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -192,7 +171,7 @@ def main(argv: list[str]) -> int:
     torch, driver, gpu = open_gpu(PROG, args.device)
     import greenctx  # open_gpu has imported it, or exited saying why it cannot be
 
-    try:
+    with exit_codes(PROG):
         critical, background = workloads(torch, args)
         progress = None if args.quiet else (lambda line: print(f"  {line}", file=sys.stderr))
         config = {"tokens": args.tokens, "prefill_tokens": args.prefill_tokens,
@@ -221,12 +200,6 @@ def main(argv: list[str]) -> int:
             print(f"run {run} of {args.runs} ({seconds:.1f} s):\n{describe(r)}\n")
             met = met and r.split is not None
             results.append(doc)
-    except greenctx.RequestError as e:
-        fail(2, str(e))
-    except greenctx.UnsupportedError as e:
-        fail(4, str(e))
-    except greenctx.Error as e:
-        fail(5, str(e))
     if args.json:
         if "{run}" in args.json:
             for doc in results:
