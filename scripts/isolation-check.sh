@@ -38,12 +38,17 @@ bench() { # NAME ENV... -- ARGS...
 for run in $(seq 1 "$runs"); do
   bench "default-$run" -- 
 done
-base=(--placements alone_green,green,green_priority --samples "$samples")
+placements=(--placements alone_green,green,green_priority)
+base=("${placements[@]}" --samples "$samples")
 bench variant-base -- "${base[@]}"
 for depth in 1 8; do
   bench "variant-depth-$depth" -- "${base[@]}" --queue-depth "$depth"
 done
-for connections in 1 8 32; do
+# One connection: every green sample waits behind the background's queued kernels (milliseconds
+# each), so a third of the samples show it at a third of the time.
+bench variant-connections-1 CUDA_DEVICE_MAX_CONNECTIONS=1 -- "${placements[@]}" \
+  --samples "$((samples / 3))"
+for connections in 8 32; do
   bench "variant-connections-$connections" CUDA_DEVICE_MAX_CONNECTIONS="$connections" -- \
     "${base[@]}"
 done
