@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Python bindings of the adaptive and scaling measurements (greenctx::measure), over Python
-// callables or built-in workloads; their results are dicts. The GIL is released while they
-// measure and taken back for each call of a Python callable; its exceptions come back as they
-// were raised.
+// callables or built-in workloads, and of the bandwidth curve; their results are dicts. The GIL
+// is released while they measure and taken back for each call of a Python callable; its
+// exceptions come back as they were raised.
 #include "measure.hpp"
 
 #include <greenctx/greenctx.hpp>
@@ -11,6 +11,10 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -91,6 +95,67 @@ nb::dict scaling_dict(const measure::scaling_result &r) {
   return d;
 }
 
+nb::dict bandwidth_rate_dict(const measure::bandwidth_rate &r) {
+  nb::dict d;
+  d["bytes"] = r.bytes;
+  d["seconds"] = r.seconds;
+  d["gbs"] = r.gbs();
+  return d;
+}
+
+nb::object rate_or_none_dict(const std::optional<measure::bandwidth_rate> &r) {
+  return r ? nb::object(bandwidth_rate_dict(*r)) : nb::none();
+}
+
+nb::dict bandwidth_dict(const measure::bandwidth_result &r) {
+  nb::dict d;
+  d["device_sms"] = r.device_sms;
+  d["l2_bytes"] = r.l2_bytes;
+  d["sizes"] = r.cfg.sizes;
+  d["buffer_bytes"] = r.cfg.dram_bytes;
+  d["repeats"] = r.cfg.repeats;
+  nb::list points;
+  for (const auto &p : r.points) {
+    nb::dict pd;
+    pd["sms"] = p.sms;
+    pd["whole_device"] = p.whole_device;
+    pd["op"] = measure::name(p.op);
+    pd["level"] = measure::name(p.level);
+    pd["footprint"] = p.footprint;
+    pd["passes"] = p.passes;
+    pd["alone"] = bandwidth_rate_dict(p.alone);
+    pd["rest_sms"] = p.rest_sms;
+    pd["beside"] = rate_or_none_dict(p.beside);
+    pd["rest_alone"] = rate_or_none_dict(p.rest_alone);
+    pd["rest_beside"] = rate_or_none_dict(p.rest_beside);
+    pd["overlapped"] = p.overlapped;
+    points.append(pd);
+  }
+  d["points"] = points;
+  return d;
+}
+
+// Ops or levels by their names (measure::name), each entry one; a name that is none of them is
+// refused naming those there are (the library refuses one named twice).
+template <class Value, std::size_t N>
+std::vector<Value> by_name(const std::vector<std::string> &names, const Value (&all)[N],
+                           const char *what) {
+  std::vector<Value> out;
+  for (const auto &n : names) {
+    const Value *found = std::find_if(std::begin(all), std::end(all),
+                                      [&](Value v) { return n == measure::name(v); });
+    if (found == std::end(all)) {
+      std::string known;
+      for (Value v : all)
+        known += (known.empty() ? "" : ", ") + std::string(measure::name(v));
+      throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_bandwidth",
+                          std::string(what) + ": '" + n + "' is not one of " + known);
+    }
+    out.push_back(*found);
+  }
+  return out;
+}
+
 // Policy names as Python gives them, one list entry each (checked by name here, for duplicates
 // by validate_adaptive).
 std::vector<measure::adaptive_policy> policies_of(const std::vector<std::string> &names) {
@@ -143,6 +208,32 @@ void bind_measure_runs(nb::module_ &m) {
       "lead_us"_a = 100, "queue_depth"_a = 2, "samples"_a = 1000, "warmup"_a = 50, "rounds"_a = 10,
       "gap_us"_a = 300, "rate_window_ms"_a = 300, "progress"_a = nb::none(),
       "The adaptive measurement on workload objects (greenctx.measure_adaptive wraps callables).");
+  m.def(
+      "measure_bandwidth",
+      [](const device &dev, std::vector<unsigned> sizes, std::vector<std::string> ops,
+         std::vector<std::string> levels, std::size_t buffer_bytes, unsigned repeats, bool beside,
+         measure::progress_fn progress) {
+        measure::bandwidth_config cfg;
+        cfg.sizes = std::move(sizes);
+        cfg.ops = by_name(ops, measure::memory_ops, "ops");
+        cfg.levels = by_name(levels, measure::memory_levels, "levels");
+        cfg.dram_bytes = buffer_bytes;
+        cfg.repeats = repeats;
+        cfg.beside = beside;
+        measure::bandwidth_result r;
+        {
+          nb::gil_scoped_release release;
+          r = measure::measure_bandwidth(dev, cfg, progress);
+        }
+        return bandwidth_dict(r);
+      },
+      "device"_a, nb::kw_only(), "sizes"_a = std::vector<unsigned>{},
+      "ops"_a = std::vector<std::string>{"read", "write", "copy"},
+      "levels"_a = std::vector<std::string>{"dram", "l2"}, "buffer_bytes"_a = std::size_t{1} << 30,
+      "repeats"_a = 10, "beside"_a = true, "progress"_a = nb::none(),
+      "The bandwidth curve (greenctx bench bandwidth): DRAM and L2 read, write and copy GB/s on N "
+      "SMs of each N,rest split (sizes; empty: every N this GPU makes) and on the whole device, "
+      "alone and, with beside, while the rest does the same; a dict.");
   m.def(
       "plan_scaling",
       [](std::vector<unsigned> sm_counts, unsigned device_sms, const granularity &grain,

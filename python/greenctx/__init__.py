@@ -82,6 +82,7 @@ from ._greenctx import (
 # The stub leaves out private names such as _Pool: its interface is _PoolCore below.
 from ._greenctx import _Pool  # type: ignore[attr-defined]
 from ._greenctx import measure_adaptive as _measure_adaptive
+from ._greenctx import measure_bandwidth as _measure_bandwidth
 from ._greenctx import measure_contention as _measure_contention
 from ._greenctx import plan_partitions as _plan_partitions
 from ._greenctx import plan_scaling as _plan_scaling
@@ -95,6 +96,9 @@ from .results import (
     AdaptiveResult,
     AdaptiveVerdict,
     BackgroundRate,
+    BandwidthPoint,
+    BandwidthRate,
+    BandwidthResult,
     ContentionConfig,
     ContentionResult,
     CriticalStats,
@@ -162,7 +166,8 @@ __all__ = [
     "measure_contention", "ContentionResult", "ContentionConfig", "Placement", "CriticalStats",
     "Summary", "BackgroundRate", "tune", "TuneResult", "TuneAnswer", "TunePoint",
     "measure_adaptive", "AdaptiveResult", "AdaptiveAlone", "AdaptiveConfiguration",
-    "AdaptiveVerdict", "scaling", "ScalingResult", "ScalingPoint",
+    "AdaptiveVerdict", "scaling", "ScalingResult", "ScalingPoint", "measure_bandwidth",
+    "BandwidthResult", "BandwidthPoint", "BandwidthRate",
 ]
 
 
@@ -476,3 +481,24 @@ def scaling(device: Device, workload: CriticalWork, sm_counts: Sequence[int] = (
         device, _critical(workload, "workload"), list(sm_counts), samples=samples,
         warmup=warmup, rounds=rounds, gap_us=gap_us, round_counts=round_counts,
         hold_launch=hold_launch, progress=_progress(progress)))
+
+
+def measure_bandwidth(device: Device, *, sizes: Sequence[int] = (),
+                      ops: Sequence[str] = ("read", "write", "copy"),
+                      levels: Sequence[str] = ("dram", "l2"), buffer_bytes: int = 1073741824,
+                      repeats: int = 10, beside: bool = True,
+                      progress: Progress | None = None) -> BandwidthResult:
+    """Memory bandwidth against a green context's SMs (``greenctx bench bandwidth``).
+
+    For each N of ``sizes`` (each the first piece of an N,rest split this GPU makes, increasing;
+    empty: every such N) and for the whole device, a kernel of 8 blocks of 256 threads per SM
+    streams over buffers of its own: ``read``, ``write`` or ``copy`` (twice the bytes), from DRAM
+    (buffers of ``buffer_bytes``, at least 4x L2) or from L2 (buffers of a quarter of L2, streamed
+    over until they move as many bytes). Each rate is the bytes of ``repeats`` timed kernels over
+    their time. With ``beside``, each N is measured again while the rest of the GPU runs the same
+    kernel, and the rest the other way round. Raises ``RequestError`` for a size the GPU does not
+    make, sizes not increasing, an unknown or repeated op or level, or buffers too small.
+    """
+    return BandwidthResult._from_dict(_measure_bandwidth(
+        device, sizes=list(sizes), ops=list(ops), levels=list(levels), buffer_bytes=buffer_bytes,
+        repeats=repeats, beside=beside, progress=_progress(progress)))

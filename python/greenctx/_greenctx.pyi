@@ -482,6 +482,11 @@ def measure_adaptive(device: Device, critical: CriticalWorkload, background: Bac
     The adaptive measurement on workload objects (greenctx.measure_adaptive wraps callables).
     """
 
+def measure_bandwidth(device: Device, *, sizes: Sequence[int] = [], ops: Sequence[str] = ['read', 'write', 'copy'], levels: Sequence[str] = ['dram', 'l2'], buffer_bytes: int = 1073741824, repeats: int = 10, beside: bool = True, progress: Callable[[str], None] | None = None) -> dict:
+    """
+    The bandwidth curve (greenctx bench bandwidth): DRAM and L2 read, write and copy GB/s on N SMs of each N,rest split (sizes; empty: every N this GPU makes) and on the whole device, alone and, with beside, while the rest does the same; a dict.
+    """
+
 def plan_scaling(sm_counts: Sequence[int], device_sms: int, granularity: Granularity, round_counts: bool = False) -> list:
     """
     The SM counts a scaling run measures, ascending, as dicts (requested, sms, rounding): every size a green context has exactly when sm_counts is empty. Raises RequestError for a count no green context has (unless round_counts: then rounded, and the rounding says why), one named twice or above device_sms. Pure: no GPU.

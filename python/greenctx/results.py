@@ -368,6 +368,66 @@ class ScalingResult:
         return _build(cls, d, points=_each(ScalingPoint._from_dict))
 
 
+@dataclasses.dataclass(frozen=True)
+class BandwidthRate:
+    """Bytes moved over the time of the timed kernels."""
+
+    bytes: float
+    seconds: float
+    gbs: float  # GB/s (10^9 bytes per second)
+
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> BandwidthRate:
+        return _build(cls, d)
+
+
+@dataclasses.dataclass(frozen=True)
+class BandwidthPoint:
+    """One SM count, op and level of the bandwidth curve."""
+
+    sms: int
+    whole_device: bool  # every SM, on the primary context (no rest)
+    op: str  # read, write or copy
+    level: str  # dram or l2
+    footprint: int  # bytes of each buffer
+    passes: int  # over the footprint per kernel
+    alone: BandwidthRate
+    rest_sms: int  # the other piece of the split (0: whole device)
+    beside: BandwidthRate | None  # while the rest does the same (None: beside=False)
+    rest_alone: BandwidthRate | None
+    rest_beside: BandwidthRate | None  # the rest while this partition does the same
+    overlapped: bool  # the other side ran all through each measured side's time
+
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> BandwidthPoint:
+        rate = _optional(BandwidthRate._from_dict)
+        return _build(cls, d, alone=BandwidthRate._from_dict, beside=rate, rest_alone=rate,
+                      rest_beside=rate)
+
+
+@dataclasses.dataclass(frozen=True)
+class BandwidthResult:
+    """What ``measure_bandwidth`` measured."""
+
+    device_sms: int
+    l2_bytes: int
+    sizes: tuple[int, ...]  # the N of each N,rest split measured
+    buffer_bytes: int  # each DRAM buffer
+    repeats: int  # timed kernels per rate
+    points: tuple[BandwidthPoint, ...]  # by level, op, then SM count (whole device last)
+
+    def point(self, level: str, op: str, sms: int) -> BandwidthPoint:
+        """The point of ``level``, ``op`` and ``sms`` SMs; KeyError when it was not measured."""
+        for p in self.points:
+            if (p.level, p.op, p.sms) == (level, op, sms):
+                return p
+        raise KeyError(f"no {level} {op} point on {sms} SMs was measured")
+
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> BandwidthResult:
+        return _build(cls, d, sizes=tuple, points=_each(BandwidthPoint._from_dict))
+
+
 # --- plan_partitions -----------------------------------------------------------------------------
 
 
@@ -474,7 +534,7 @@ class PoolStats:
 
 __all__ = [
     "AdaptiveAlone", "AdaptiveConfiguration", "AdaptiveResult", "AdaptiveVerdict",
-    "BackgroundRate", "ContentionConfig", "ContentionResult", "CriticalStats", "DriverFeature",
+    "BackgroundRate", "BandwidthPoint", "BandwidthRate", "BandwidthResult", "ContentionConfig", "ContentionResult", "CriticalStats", "DriverFeature",
     "DriverInfo", "PartitionPlan", "Placement", "PlannedPart", "PoolStats", "ScalingCount",
     "ScalingPoint", "ScalingResult", "Summary", "TuneAnswer", "TunePoint", "TuneResult",
     "VerifiedPartition", "VerifyReport",

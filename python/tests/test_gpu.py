@@ -242,6 +242,27 @@ def test_measure_contention_built_ins_errors_and_exceptions(gpu):
                                     **QUICK)
 
 
+def test_measure_bandwidth_on_one_split_and_the_whole_device(gpu):
+    """The bandwidth curve from Python: one split's point alone and beside its rest, the whole
+    device's alone; names that are no op or level refused."""
+    r = greenctx.measure_bandwidth(gpu, sizes=[16], ops=["read"], levels=["l2"], repeats=2)
+    assert r.sizes == (16,) and r.repeats == 2 and r.device_sms == gpu.sms().sm_count
+    p = r.point("l2", "read", 16)
+    assert not p.whole_device and p.rest_sms > 0 and p.overlapped in (True, False)
+    assert p.alone.gbs > 0 and p.beside is not None and p.beside.gbs > 0
+    assert p.rest_alone is not None and p.rest_beside is not None
+    whole = r.point("l2", "read", r.device_sms)
+    assert whole.whole_device and whole.beside is None
+    assert whole.alone.gbs > p.alone.gbs, "all SMs read L2 no faster than 16"
+    assert [(q.level, q.op) for q in r.points] == [("l2", "read")] * 2
+    with pytest.raises(KeyError, match="no dram read point on 16 SMs"):
+        r.point("dram", "read", 16)
+    with pytest.raises(greenctx.RequestError, match="ops: 'fetch' is not one of read, write, copy"):
+        greenctx.measure_bandwidth(gpu, ops=["fetch"])
+    with pytest.raises(greenctx.RequestError, match="levels: 'hbm' is not one of dram, l2"):
+        greenctx.measure_bandwidth(gpu, levels=["hbm"])
+
+
 def test_tune_with_python_workloads(gpu):
     """tune over Python callables: both searches on three sizes; the answer is a split to make."""
     def critical(stream):

@@ -36,6 +36,9 @@ BUILDERS = {
     ("measure_runs.cpp", "nb::dict scaling_dict(", "\n}\n"): {
         "d": results.ScalingResult, "pd": results.ScalingPoint},
     ("measure_runs.cpp", '"plan_scaling",', "return out;"): {"d": results.ScalingCount},
+    ("measure_runs.cpp", "nb::dict bandwidth_rate_dict(", "\n}\n"): {"d": results.BandwidthRate},
+    ("measure_runs.cpp", "nb::dict bandwidth_dict(", "\n}\n"): {
+        "d": results.BandwidthResult, "pd": results.BandwidthPoint},
     ("bindings.cpp", '"query_driver",', "return out;"): {"out": results.DriverInfo},
     ("bindings.cpp", '"plan_partitions",', "return out;"): {
         "out": results.PartitionPlan, "d": results.PlannedPart},
@@ -43,10 +46,11 @@ BUILDERS = {
     ("bindings.cpp", '"verify",', "return out;"): {
         "out": results.VerifyReport, "d": results.VerifiedPartition},
 }
-# The helpers that make one result dict (measure.cpp), by the type they make.
+# The helpers that make one result dict (measure.cpp, measure_runs.cpp), by the type they make.
 HELPERS = {"summary_dict": results.Summary, "rate_dict": results.BackgroundRate,
            "critical_dict": results.CriticalStats, "point_dict": results.TunePoint,
-           "answer_dict": results.TuneAnswer}
+           "answer_dict": results.TuneAnswer, "bandwidth_rate_dict": results.BandwidthRate,
+           "rate_or_none_dict": results.BandwidthRate}
 
 
 def builder_text(file, start, end):
