@@ -31,7 +31,7 @@ alone and static rows are the comparison). p50 and p99 are nearest-rank, in micr
 
 Usage:
   python examples/decode_prefill.py [--quick] [--batch 4] [--context 1024] [--prompt 2048]
-                                    [--samples 1000] [--json FILE]
+                                    [--samples 1000] [--split S | --tune-sizes LIST] [--json FILE]
 
 --quick: a 4-layer model of hidden 1024, context 256, prompts of 512, 200 samples: a minute or
 so. Exit codes (as the greenctx CLI): 0 ok; 2 bad arguments or a request this GPU cannot make;
@@ -67,6 +67,11 @@ QUICK = dict(layers=4, hidden=1024, heads=16, kv_heads=4, mlp=4096, vocab=32000,
              context=256, prefill_batch=2, prompt=512, samples=200, tune_samples=100, rounds=4)
 
 
+def sm_counts(text: str) -> list[int]:
+    """An argparse type: positive SM counts separated by commas."""
+    return [positive_int(part.strip()) for part in text.split(",")]
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
@@ -86,6 +91,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="tune's objective: decode p99 at most this times its p99 alone on the "
                         "whole GPU (default 1.5)")
     p.add_argument("--split", help="skip tune: use this split (e.g. 48,rest)")
+    p.add_argument("--tune-sizes", type=sm_counts, default=[], metavar="LIST",
+                   help="the N values tune may choose, separated by commas (e.g. 16,32,64; "
+                        "default every N,rest this GPU makes): fewer make it shorter")
     p.add_argument("--device", type=int, default=0, help="GPU ordinal (default 0)")
     p.add_argument("--seed", type=int, default=6, help="seed of the weights and tokens")
     p.add_argument("--json", metavar="FILE",
@@ -102,6 +110,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if (args.hidden // args.heads) % 2:
         p.error(f"a head of {args.hidden // args.heads} (--hidden / --heads) must be even for "
                 "rotary embeddings")
+    if args.split and args.tune_sizes:
+        p.error("--tune-sizes is for tune, which --split skips: give one of them")
     if args.rounds > args.samples:
         p.error(f"--rounds {args.rounds} is more than --samples {args.samples}")
     return args
@@ -237,7 +247,7 @@ def main(argv: list[str]) -> int:
             say("tune: the decode step on N SMs beside prefill on the rest, per N")
             tuned = greenctx.tune(gpu, critical, background, p99_times_alone=args.p99_times_alone,
                                   samples=args.tune_samples, confirm_samples=args.samples,
-                                  hold_launch=hold, progress=say)
+                                  sizes=args.tune_sizes, hold_launch=hold, progress=say)
             if tuned.split:
                 split = tuned.split
                 print(f"tune: {split} ({tuned.reason})")
