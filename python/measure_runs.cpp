@@ -6,14 +6,13 @@
 #include "measure.hpp"
 
 #include <greenctx/greenctx.hpp>
+#include <greenctx/plan/names.hpp>
 
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
-#include <iterator>
 #include <string>
 
 namespace nb = nanobind;
@@ -135,25 +134,12 @@ nb::dict bandwidth_dict(const measure::bandwidth_result &r) {
   return d;
 }
 
-// Ops or levels by their names (measure::name), each entry one; a name that is none of them is
-// refused naming those there are (the library refuses one named twice).
+// Ops or levels by their names (measure::name), each entry one, each once.
 template <class Value, std::size_t N>
 std::vector<Value> by_name(const std::vector<std::string> &names, const Value (&all)[N],
                            const char *what) {
-  std::vector<Value> out;
-  for (const auto &n : names) {
-    const Value *found = std::find_if(std::begin(all), std::end(all),
-                                      [&](Value v) { return n == measure::name(v); });
-    if (found == std::end(all)) {
-      std::string known;
-      for (Value v : all)
-        known += (known.empty() ? "" : ", ") + std::string(measure::name(v));
-      throw request_error(CUDA_ERROR_INVALID_VALUE, "greenctx.measure_bandwidth",
-                          std::string(what) + ": '" + n + "' is not one of " + known);
-    }
-    out.push_back(*found);
-  }
-  return out;
+  return pick_by_name(names, "greenctx.measure_bandwidth", what, all,
+                      [](Value v) { return measure::name(v); });
 }
 
 // Policy names as Python gives them, one list entry each (checked by name here, for duplicates

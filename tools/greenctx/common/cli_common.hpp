@@ -3,14 +3,13 @@
 #pragma once
 
 #include <greenctx/plan/decimal.hpp>
+#include <greenctx/plan/names.hpp>
 
 #include <greenctx/greenctx.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -36,28 +35,11 @@ enum exit_code : int {
 };
 
 /// Names separated by commas, each one of `all` (`name_of(x)` its name) and named once; anything
-/// else is refused by `api` naming `option` and the names it knows.
+/// else is refused by `api` naming `option` and the names it knows (greenctx::pick_by_name).
 template <class T, std::size_t N, class NameOf>
 std::vector<T> parse_names(std::string_view text, const char *api, const char *option,
                            const T (&all)[N], NameOf name_of) {
-  std::string known;
-  for (const T &x : all)
-    known += (known.empty() ? "" : ", ") + std::string(name_of(x));
-  std::vector<T> out;
-  for (const std::string_view entry : list_entries(text)) {
-    const T *it = std::find_if(std::begin(all), std::end(all),
-                               [&](const T &x) { return entry == name_of(x); });
-    if (it == std::end(all))
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          std::string(option) + ": '" + std::string(entry) + "' is not one of " +
-                              known + " (separate them by commas)");
-    if (std::find(out.begin(), out.end(), *it) != out.end())
-      throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                          std::string(option) + ": '" + std::string(entry) +
-                              "' is named twice: name each once");
-    out.push_back(*it);
-  }
-  return out;
+  return pick_by_name(list_entries(text), api, option, all, name_of, " (separate them by commas)");
 }
 
 /// The exit code for an exception thrown by greenctx.
