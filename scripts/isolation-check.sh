@@ -62,6 +62,7 @@ bench variant-gap-1000 -- "${base[@]}" --gap-us 1000
 bench variant-background-thread -- "${base[@]}" --background-thread
 bench variant-base-again -- "${base[@]}"
 
+shopt -s nullglob # RUNS=0: the variants alone
 python3 scripts/isolation-summary.py "$out"/default-*.json "$out"/variant-*.json \
   >"$out/summary.md" 2>&1 || status=1
 cat "$out/summary.md"
