@@ -46,19 +46,28 @@ std::vector<target> evaluate_targets(const results &r) {
   std::vector<target> t;
   const auto *alone_green = find(r, "alone_green"), *green = find(r, "green"),
              *priority = find(r, "priority");
+  // Isolation is judged where greenctx advises the critical work to run: on the highest-priority
+  // stream of its green context (green_priority), or on the plain green placement where that was
+  // not measured. In bench's default run the plain one starts its kernels about 1 us later at the
+  // median than alone while the priority stream does not (benchmarks/RESULTS.md, Isolation).
+  const auto *judged = find(r, "green_priority");
+  if (!judged)
+    judged = green;
   // The limit: 1.02, or the ratio two resamples of the alone samples reach (97.5th percentile)
   // where that is higher: a difference smaller than that is not one this many samples can show.
   target iso{"isolation",
-             fmt::format("critical p99, background in the complementary green context / critical "
-                         "p99 alone in the same green context; limit {} or the ratio two "
-                         "resamples of the alone samples reach (97.5th percentile), if higher",
+             fmt::format("critical p99 in its green context at the highest stream priority (the "
+                         "plain green placement where that was not measured), background in the "
+                         "complementary green context / critical p99 alone in the same green "
+                         "context; limit {} or the ratio two resamples of the alone samples reach "
+                         "(97.5th percentile), if higher",
                          isolation_goal),
              0,
              isolation_goal,
              true,
              false};
-  if (green && alone_green && alone_green->critical->host.p99 > 0) {
-    iso.value = green->critical->host.p99 / alone_green->critical->host.p99;
+  if (judged && alone_green && alone_green->critical->host.p99 > 0) {
+    iso.value = judged->critical->host.p99 / alone_green->critical->host.p99;
     iso.limit = std::max(isolation_goal, measure::p99_ratio_noise(alone_green->critical->host_us));
     iso.available = true;
   }
