@@ -6,8 +6,9 @@ records (scripts/isolation-check.sh writes them), as markdown.
 Per record: the critical kernel's host and GPU p50/p99 alone in its green context ("alone") and
 beside the background in the complementary one ("beside"), split into the start delay (GPU time
 less the kernel's own execution), the kernel's own run, and the host's part (host time less GPU
-time: the launch call and seeing the completion); isolation as bench computes it (host p99 beside
-/ host p99 alone) with a 95% bootstrap interval; and the A/A spread: the same ratio between two
+time: the launch call and seeing the completion); isolation, host p99 beside / host p99 alone,
+with a 95% bootstrap interval, and the same with the critical stream at the highest priority
+beside the background (green_priority, which bench's isolation target judges); and the A/A spread: the same ratio between two
 halves of the alone samples (odd against even rounds), and the 95% range of that ratio when both
 sides are drawn from the alone samples alone, which is how far a ratio of two p99s of this many
 samples moves with no difference at all.
@@ -89,6 +90,8 @@ def summarize(path, rng):
                        "hostpart99": p(hostpart, .99)}
     a_host, b_host = column(alone, "host_us"), column(beside, "host_us")
     iso = p(b_host, .99) / p(a_host, .99)
+    prio = by.get("green_priority")
+    iso_priority = p(column(prio, "host_us"), .99) / p(a_host, .99) if prio else None
     iso_lo, iso_hi = bootstrap_ratio(b_host, a_host, rng)
     odd = [r["host_us"] for r in alone if (r["sample"] // per_round) % 2]
     even = [r["host_us"] for r in alone if not (r["sample"] // per_round) % 2]
@@ -98,6 +101,7 @@ def summarize(path, rng):
     clocks = [env.get(k, {}).get("value", "") if isinstance(env.get(k), dict) else env.get(k, "")
               for k in ("clocks_before", "clocks_after")]
     return {"label": label(path, doc), "samples": samples, "parts": parts, "isolation": iso,
+            "iso_priority": iso_priority,
             "iso_ci": (iso_lo, iso_hi), "split_half": split_half, "aa": (aa_lo, aa_hi),
             "clocks": clocks}
 
@@ -108,13 +112,14 @@ def main(paths):
     rng = random.Random(2026)
     results = [summarize(path, rng) for path in paths]
     print("## Isolation: host p99 beside the background / alone in the same green context\n")
-    print("| record | samples | isolation | its 95% interval | A/A: odd / even rounds | "
-          "A/A 95% range |")
-    print("| --- | ---: | ---: | --- | ---: | --- |")
+    print("| record | samples | isolation | its 95% interval | with priority | "
+          "A/A: odd / even rounds | A/A 95% range |")
+    print("| --- | ---: | ---: | --- | ---: | ---: | --- |")
     for r in results:
         half = f"{r['split_half']:.3f}" if r["split_half"] else "-"
+        prio = f"{r['iso_priority']:.3f}" if r["iso_priority"] else "-"
         print(f"| {r['label']} | {r['samples']} | {r['isolation']:.3f} | "
-              f"{r['iso_ci'][0]:.3f}-{r['iso_ci'][1]:.3f} | {half} | "
+              f"{r['iso_ci'][0]:.3f}-{r['iso_ci'][1]:.3f} | {prio} | {half} | "
               f"{r['aa'][0]:.3f}-{r['aa'][1]:.3f} |")
     print("\n## Where the time goes (us): alone -> beside (-> beside, critical stream at the "
           "highest priority)\n")

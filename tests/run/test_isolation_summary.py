@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """CPU test of scripts/isolation-summary.py on a hand-made bench record with known answers: the
-isolation ratio, the split of the critical time into start delay, own run and host part, the A/A
+isolation ratio (and the priority stream's), the split of the critical time into start delay, own run and host part, the A/A
 split-half ratio of rounds that hold the same samples, the connections and clocks it names; and
 the refusals of a record of another kind and of one without the green placements.
 
@@ -75,6 +75,9 @@ def main(argv):
         row = next((line for line in out.splitlines()
                     if line.startswith("| variant-base (connections unset) | 200 |")), "")
         check(f"| {iso:.3f} |" in row, f"isolation {iso:.3f} not in '{row}'")
+        prio = [host_us(i, PLACEMENTS["green_priority"]) for i in range(SAMPLES)]
+        iso_prio = quantile(prio, 0.99) / quantile(alone, 0.99)
+        check(f"| {iso_prio:.3f} |" in row, f"isolation with priority {iso_prio:.3f} not in '{row}'")
         check("| 1.000 |" in row, f"odd and even rounds alike give 1.000: '{row}'")
         timing = [line for line in out.splitlines()
                   if line.startswith("| variant-base") and "->" in line]
