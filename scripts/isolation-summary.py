@@ -8,10 +8,10 @@ beside the background in the complementary one ("beside"), split into the start 
 less the kernel's own execution), the kernel's own run, and the host's part (host time less GPU
 time: the launch call and seeing the completion); isolation, host p99 beside / host p99 alone,
 with a 95% bootstrap interval, and the same with the critical stream at the highest priority
-beside the background (green_priority, which bench's isolation target judges); and the A/A spread: the same ratio between two
-halves of the alone samples (odd against even rounds), and the 95% range of that ratio when both
-sides are drawn from the alone samples alone, which is how far a ratio of two p99s of this many
-samples moves with no difference at all.
+beside the background (green_priority, which bench's isolation target judges); and the A/A
+spread: the same ratio between two halves of the alone samples (odd against even rounds), and
+the 95% range of that ratio when both sides are drawn from the alone samples alone, which is how
+far a ratio of two p99s of this many samples moves with no difference at all.
 
   python3 scripts/isolation-summary.py RECORD.json...
 """
