@@ -27,7 +27,8 @@ Times. In 1 and 2 each decode step is held until Python has enqueued all of it (
 its time is the GPU's, as a step replayed from a CUDA graph would see it; where the step cannot be
 held (it synchronizes), its launch time counts and the output says so. In 3 a step's time runs
 from its arrival to its completion seen by the host, launch included (that measurement's own
-alone and static rows are the comparison). p50 and p99 are greenctx's (interpolated between order statistics), in us.
+alone and static rows are the comparison). p50 and p99 are greenctx's (interpolated between
+order statistics), in microseconds.
 
 Usage:
   python examples/decode_prefill.py [--quick] [--batch 4] [--context 1024] [--prompt 2048]
