@@ -20,9 +20,11 @@
 #
 # The build: `pip install --no-build-isolation --no-deps --no-index .` (scikit-build-core and
 # nanobind from the machine). Where scikit-build-core is missing, or that install fails, it falls
-# back to CMake alone: the _greenctx target with GREENCTX_BUILD_PYTHON=ON and the tools, tests,
+# back to CMake alone: the package target with GREENCTX_BUILD_PYTHON=ON and the tools, tests,
 # benchmarks and examples off (so CLI11, nlohmann-json, GoogleTest and Google Benchmark are not
-# needed), the package staged under build-python/stage and put on PYTHONPATH.
+# needed), laid out as the wheel's (with its metadata) in the build folder and put on PYTHONPATH;
+# the carried build's greenctx command and preload library (GREENCTX_BUILD, default build-gpu)
+# go into its bin/ and lib/, as the wheel has them.
 # GREENCTX_PY_BUILD=cmake skips the pip build and uses that directly.
 #
 # The environment: a venv with --system-site-packages (GREENCTX_PYENV, default
@@ -87,26 +89,29 @@ build_pip() {
   return "$rc"
 }
 build_cmake() {
-  local tag bdir stage gen=()
-  tag=$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")') || return 1
-  bdir="build-python/cmake-$tag"
-  stage="build-python/stage"
+  local gen=()
   command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
   {
-    cmake -S . -B "$bdir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGREENCTX_BUILD_PYTHON=ON \
+    cmake -S . -B "$cmake_dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGREENCTX_BUILD_PYTHON=ON \
       -DGREENCTX_BUILD_TOOLS=OFF -DGREENCTX_BUILD_TESTS=OFF -DGREENCTX_BUILD_BENCHMARKS=OFF \
       -DGREENCTX_BUILD_EXAMPLES=OFF -DGREENCTX_INSTALL=OFF -DPython_EXECUTABLE="$py" &&
-      cmake --build "$bdir" --target _greenctx -j "$(nproc)"
+      cmake --build "$cmake_dir" --target greenctx_python_package -j "$(nproc)"
   } >>"$out/python-build.log" 2>&1
   local rc=$?
   tail -n 15 "$out/python-build.log"
   [ "$rc" -eq 0 ] || return "$rc"
-  rm -rf "$stage" && mkdir -p "$stage/greenctx" &&
-    cp python/greenctx/* "$stage/greenctx/" &&
-    cp "$bdir"/python/_greenctx*.so "$stage/greenctx/"
+  local tools="${GREENCTX_BUILD:-build-gpu}/tools/greenctx"
+  local package="$cmake_dir/python/package/greenctx"
+  if [ -x "$tools/greenctx" ]; then
+    mkdir -p "$package/bin" "$package/lib" && cp "$tools/greenctx" "$package/bin/" &&
+      cp "$tools/libgreenctx_preload.so" "$package/lib/"
+  else
+    echo "no $tools/greenctx: the package has no greenctx command (its tests fail)"
+  fi
 }
 py="$venv/bin/python"
-export out venv base_py py
+cmake_dir="build-python/cmake-$(uname -m)"
+export out venv base_py py cmake_dir
 export -f make_venv venv_with_torch build_pip build_cmake
 
 step venv 120 bash -c make_venv || finish
@@ -115,12 +120,12 @@ step venv 120 bash -c make_venv || finish
 if [ "${GREENCTX_PY_BUILD:-pip}" = cmake ]; then
   echo "GREENCTX_PY_BUILD=cmake: the plain CMake build only" | tee -a "$log"
   step build-cmake 240 bash -c build_cmake || finish
-  export PYTHONPATH="$PWD/build-python/stage${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH="$PWD/$cmake_dir/python/package${PYTHONPATH:+:$PYTHONPATH}"
 elif ! step build-pip 240 bash -c build_pip; then
   unset 'failed[-1]' # not a failure of its own: the fallback decides
   echo "pip build failed or impossible: falling back to a plain CMake build" | tee -a "$log"
   step build-cmake 240 bash -c build_cmake || finish
-  export PYTHONPATH="$PWD/build-python/stage${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH="$PWD/$cmake_dir/python/package${PYTHONPATH:+:$PYTHONPATH}"
 fi
 step import 60 "$py" -c 'import greenctx, greenctx._greenctx as m
 print("greenctx", greenctx.__version__, "from", m.__file__)
