@@ -5,6 +5,7 @@
 
 #include "greenctx/plan/decimal.hpp"
 #include "greenctx/plan/error.hpp"
+#include "greenctx/plan/names.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -52,23 +53,12 @@ const char *name(adaptive_policy p) {
 
 std::vector<adaptive_policy> parse_adaptive_policies(std::string_view text,
                                                      const std::string &what) {
-  std::string example = "give some of ";
-  for (const adaptive_policy p : adaptive_policies)
-    example += std::string(p == adaptive_policies[0] ? "" : ", ") + name(p);
-  example += " separated by commas";
   if (trim_blanks(text).empty())
-    reject(what, "the list is empty: " + example);
-  std::vector<adaptive_policy> out;
-  for (const std::string_view entry : list_entries(text)) {
-    const auto it = std::find_if(std::begin(adaptive_policies), std::end(adaptive_policies),
-                                 [&](adaptive_policy p) { return entry == name(p); });
-    if (it == std::end(adaptive_policies))
-      reject(what, "'" + std::string(entry) + "' is not a policy: " + example);
-    if (std::find(out.begin(), out.end(), *it) != out.end())
-      reject(what, std::string(entry) + " is given twice: give each policy once");
-    out.push_back(*it);
-  }
-  return out;
+    reject(what, "the list is empty: give some of lead, lead-wait, reactive, reactive-wait, "
+                 "narrow separated by commas");
+  return pick_by_name(
+      list_entries(text), api, what, adaptive_policies, [](adaptive_policy p) { return name(p); },
+      " (separate them by commas)");
 }
 
 void validate_adaptive(const adaptive_config &cfg, unsigned device_sms,

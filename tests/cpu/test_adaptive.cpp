@@ -33,8 +33,8 @@ TEST(AdaptivePolicies, NamesAndLists) {
     EXPECT_EQ(parse_adaptive_policies(name(p)), std::vector<adaptive_policy>{p});
   EXPECT_EQ(parse_adaptive_policies(" lead , reactive-wait ").size(), 2u);
   const std::string eager = rejection([] { parse_adaptive_policies("eager"); });
-  EXPECT_TRUE(starts_with(eager, "policies: 'eager' is not a policy: give some of lead, "
-                                 "lead-wait, reactive, reactive-wait, narrow"));
+  EXPECT_TRUE(starts_with(eager, "policies: 'eager' is not one of lead, lead-wait, reactive, "
+                                 "reactive-wait, narrow"));
   EXPECT_TRUE(contains(rejection([] { parse_adaptive_policies("lead,lead"); }), "twice"));
   EXPECT_TRUE(contains(rejection([] { parse_adaptive_policies(""); }), "empty"));
   // The caller names its list.

@@ -36,8 +36,8 @@ TEST(AdaptiveOptions, ShrinkToList) {
 TEST(AdaptiveOptions, PoliciesAreNamedByTheirOption) {
   EXPECT_EQ(parse_policies("reactive,lead-wait"),
             (std::vector<policy>{policy::reactive, policy::lead_wait}));
-  EXPECT_EQ(rejection([] { parse_policies("eager"); }).rfind("--policies: 'eager' is not a", 0),
-            0u);
+  EXPECT_EQ(
+      rejection([] { parse_policies("eager"); }).rfind("--policies: 'eager' is not one of", 0), 0u);
 }
 
 TEST(AdaptiveOptions, ValidateAgainstTheDevice) {
