@@ -32,12 +32,9 @@ cd "$(dirname "$0")/.." || exit 2
 bin=${GREENCTX_BUILD:-build-gpu}
 programs=$bin/binary-compat
 cli=$bin/tools/greenctx/greenctx
-out=${OUT:-$PWD/binary-compat-out}
 limit=${BINARY_COMPAT_TIMEOUT:-600}
-mkdir -p "$out"
-log=$out/binary-compat.log
-failed=()
-source scripts/lib/timed-steps.sh
+. scripts/lib/timed-steps.sh
+check_output binary-compat-out binary-compat.log
 for f in "$cli" "$programs/compat-tests-static" "$programs/driver-13-1"; do
   [ -e "$f" ] || { echo "binary-compat-check: $f is missing (scripts/binary-compat-build.sh)"; exit 2; }
 done

@@ -21,26 +21,14 @@
 # (numbers that answer nothing), and a step that skips for want of a second GPU (exit 77) passes.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-out="${OUT:-$PWD/gpu-check-multi-out}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-log="$out/gpu-check-multi.log"
+. scripts/lib/timed-steps.sh
+check_output gpu-check-multi-out gpu-check-multi.log
 bin="${GREENCTX_BUILD:-build-gpu}"
 . scripts/lib/find-nccl.sh # GREENCTX_NCCL_LIBRARY: torch's NCCL unless set
 cli="$bin/tools/greenctx/greenctx"
-failed=()
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
 one_gpu_test="${GPU_CHECK_MULTI_ONE_GPU_TEST:-}"
-
-step() { # step NAME LIMIT COMMAND...: runs it with a time limit, logs it, remembers failures
-  local name=$1 limit=$2; shift 2
-  { echo; echo "=== $name (limit ${limit}s): $*"; } | tee -a "$log"
-  timeout -k 10 "$limit" "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== $name: exit $rc" | tee -a "$log"
-  [ "$rc" -eq 0 ] || { [ -n "$one_gpu_test" ] && [ "$rc" -eq 77 ]; } ||
-    failed+=("$name (exit $rc)")
-}
+[ -n "$one_gpu_test" ] && step_also_ok=77 # a step skipped for want of a second GPU
 
 ngpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 {
@@ -83,10 +71,4 @@ fi
   --exclude=rest.tar.gz . && find . -mindepth 1 -maxdepth 1 ! -name 'bench-comm.*' \
   ! -name gpu-check-multi.log ! -name rest.tar.gz -exec rm -rf {} +)
 
-echo | tee -a "$log"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "MULTI-GPU CHECK PASSED" | tee -a "$log"
-  exit 0
-fi
-echo "MULTI-GPU CHECK FAILED: ${failed[*]}" | tee -a "$log"
-exit 1
+finish_checks "MULTI-GPU CHECK"

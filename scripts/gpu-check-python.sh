@@ -34,15 +34,9 @@
 # shellcheck disable=SC2317  # the build functions run through `timeout bash -c NAME`
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-out="${OUT:-$PWD/gpu-check-out}"
-mkdir -p "$out"
-out="$(cd "$out" && pwd)"
-log="$out/gpu-check-python.log"
-: >"$log"
-failed=()
 export PYTHONUNBUFFERED=1
-
 . scripts/lib/timed-steps.sh
+check_output gpu-check-out gpu-check-python.log
 finish() { finish_checks "PYTHON GPU CHECK"; }
 nvcc_on_path
 base_py="${PYTHON:-python3}"

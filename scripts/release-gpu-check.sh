@@ -15,15 +15,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 sdist=${1:?usage: scripts/release-gpu-check.sh SDIST}
 sdist=$(realpath "$sdist")
-out="${OUT:-$PWD/release-gpu-check-out}"
-mkdir -p "$out" && out=$(cd "$out" && pwd)
-log="$out/release-gpu-check.log"
-: > "$log"
 base_py=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failed=()
 . scripts/lib/timed-steps.sh
+check_output release-gpu-check-out release-gpu-check.log
 . scripts/lib/venv-with-torch.sh
 nvcc_on_path
 {
