@@ -320,9 +320,7 @@ child spawn(const command &cmd, const char *api) {
     return error(CUDA_ERROR_OPERATING_SYSTEM, api,
                  "cannot start '" + cmd.program + "': " + std::strerror(e));
   };
-  int exec_pipe[2];
-  if (pipe2(exec_pipe, O_CLOEXEC) != 0)
-    throw cannot_start(errno);
+  pipe_ends exec_pipe = make_pipe(api, "cannot start '" + cmd.program + "'");
   sigchld_default guard;
   flush_standard_streams();
   const pid_t pid = fork();
@@ -339,23 +337,20 @@ child spawn(const command &cmd, const char *api) {
       execve(sh_argv[0], sh_argv.data(), envp);
       e = errno;
     }
-    [[maybe_unused]] const ssize_t n = write(exec_pipe[1], &e, sizeof e);
+    [[maybe_unused]] const ssize_t n = write(exec_pipe.write.get(), &e, sizeof e);
     _exit(127);
   }
   const int fork_errno = errno;
-  close(exec_pipe[1]);
-  if (pid < 0) {
-    close(exec_pipe[0]);
+  exec_pipe.write.reset();
+  if (pid < 0)
     throw cannot_start(fork_errno);
-  }
   child c(pid, std::move(guard));
   if (cmd.forwarding)
     cmd.forwarding->forward_to(pid);
   int exec_errno = 0;
   ssize_t n = 0;
-  while ((n = read(exec_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  while ((n = read(exec_pipe.read.get(), &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
   }
-  close(exec_pipe[0]);
   if (n == static_cast<ssize_t>(sizeof exec_errno) && exec_errno != 0) {
     c.wait();
     throw cannot_start(exec_errno);
@@ -418,7 +413,54 @@ int exec_program(const std::string &program, const std::vector<std::string> &arg
   return ENOEXEC; // what the program itself got: not an executable format
 }
 
-// ---- pipes --------------------------------------------------------------------------------------
+// ---- descriptors and pipes ----------------------------------------------------------------------
+
+descriptor &descriptor::operator=(descriptor &&other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+int descriptor::release() noexcept {
+  return std::exchange(fd_, -1);
+}
+
+void descriptor::reset() noexcept {
+  if (fd_ >= 0)
+    close(std::exchange(fd_, -1));
+}
+
+pipe_ends make_pipe(const char *api, const std::string &what) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, what + ": " + std::strerror(errno));
+  return {descriptor(fds[0]), descriptor(fds[1])};
+}
+
+descriptor scratch_file(const char *api) {
+  char path[] = "/tmp/greenctx-XXXXXX";
+  descriptor fd(mkostemp(path, O_CLOEXEC));
+  if (fd.get() < 0)
+    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
+                std::string("cannot make a file in /tmp: ") + std::strerror(errno));
+  unlink(path);
+  return fd;
+}
+
+std::string contents(int fd) {
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = pread(fd, buf, sizeof buf, static_cast<off_t>(out.size()))) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
 
 read_step read_before(int fd, std::string &into, std::chrono::steady_clock::time_point deadline) {
   for (;;) {

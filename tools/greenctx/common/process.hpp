@@ -149,6 +149,37 @@ std::string find_program(const std::string &program, const char *api);
 /// script without "#!" under /bin/sh as spawn does. Returns errno when nothing could be executed.
 int exec_program(const std::string &program, const std::vector<std::string> &argv);
 
+/// A file descriptor, owned: closed when it goes. Move-only; -1 holds none.
+class descriptor {
+public:
+  descriptor() = default;
+  explicit descriptor(int fd) : fd_(fd) {}
+  descriptor(descriptor &&other) noexcept : fd_(other.release()) {}
+  descriptor &operator=(descriptor &&other) noexcept;
+  descriptor(const descriptor &) = delete;
+  descriptor &operator=(const descriptor &) = delete;
+  ~descriptor() { reset(); }
+  int get() const { return fd_; }
+  int release() noexcept;
+  /// Closes it now (the parent's copy of a child's end, or the end of a child's input).
+  void reset() noexcept;
+
+private:
+  int fd_ = -1;
+};
+
+/// A pipe, both ends close-on-exec.
+struct pipe_ends {
+  descriptor read, write;
+};
+/// Throws error (CUDA_ERROR_OPERATING_SYSTEM, under `api`) "WHAT: REASON" when there is none.
+pipe_ends make_pipe(const char *api, const std::string &what = "pipe");
+/// A file under /tmp, already unlinked, open for reading and writing (close-on-exec): for a
+/// child's output to read back with contents(). Throws error as make_pipe does.
+descriptor scratch_file(const char *api);
+/// All that the file `fd` holds, from its start (its offset stays where it was).
+std::string contents(int fd);
+
 /// One step of reading `fd` before `deadline`: appends what one read gives to `into`.
 enum class read_step { data, end_of_file, deadline };
 read_step read_before(int fd, std::string &into, std::chrono::steady_clock::time_point deadline);

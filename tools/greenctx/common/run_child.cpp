@@ -8,11 +8,8 @@
 
 #include <greenctx/greenctx.hpp>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <string_view>
 #include <unistd.h>
 
@@ -146,29 +143,17 @@ child_result run_child(const std::vector<std::string> &argv, const confinement &
     }
   } remover{report};
   const bool tee = output == child_output::tee;
-  int out_pipe[2] = {-1, -1};
-  if (tee && pipe2(out_pipe, O_CLOEXEC) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("cannot start the program: pipe: ") + std::strerror(errno));
+  process::pipe_ends out_pipe;
+  if (tee)
+    out_pipe = process::make_pipe(api, "cannot start the program: pipe");
   process::signal_forwarding forwarding;
-  process::command cmd{program, argv, std::move(env), {}, &forwarding};
-  cmd.io.out = out_pipe[1];
   const auto start = std::chrono::steady_clock::now();
-  process::child running;
-  try {
-    running = process::spawn(cmd, api);
-  } catch (...) {
-    for (int fd : out_pipe)
-      if (fd >= 0)
-        close(fd);
-    throw;
-  }
+  process::child running = process::spawn(
+      {program, argv, std::move(env), {-1, out_pipe.write.get(), -1}, &forwarding}, api);
+  out_pipe.write.reset();
   child_result out;
-  if (tee) {
-    close(out_pipe[1]);
-    tee_child_output(out_pipe[0], running, out.out);
-    close(out_pipe[0]);
-  }
+  if (tee)
+    tee_child_output(out_pipe.read.get(), running, out.out);
   const process::end_status end = running.wait();
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.exit_code = end.exit_code;

@@ -6,10 +6,7 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace greenctx::cli::bench::comm {
@@ -52,30 +49,21 @@ int child_main(int fd, const run_config &cfg, const std::optional<unsigned> &max
 child_result measure_in_child(const run_config &cfg, const std::optional<unsigned> &max_ctas,
                               std::chrono::seconds limit,
                               const std::function<void(const std::string &)> &log) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("pipe failed: ") + std::strerror(errno));
-  process::child measuring;
-  try {
-    measuring = process::fork_call(
-        [&] {
-          close(fds[0]);
-          return child_main(fds[1], cfg, max_ctas, log);
-        },
-        api);
-  } catch (...) {
-    close(fds[0]);
-    close(fds[1]);
-    throw;
-  }
-  close(fds[1]);
+  process::pipe_ends result = process::make_pipe(api, "pipe failed");
+  process::child measuring = process::fork_call(
+      [&] {
+        result.read.reset();
+        return child_main(result.write.release(), cfg, max_ctas, log);
+      },
+      api);
+  result.write.reset();
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   process::read_step step;
-  while ((step = process::read_before(fds[0], text, deadline)) == process::read_step::data) {
+  while ((step = process::read_before(result.read.get(), text, deadline)) ==
+         process::read_step::data) {
   }
-  close(fds[0]);
+  result.read.reset();
   child_result out;
   // After the end of the pipe the child is leaving: it gets what is left of its time and ten
   // seconds more to do so.

@@ -10,16 +10,12 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace greenctx::cli {
@@ -65,51 +61,30 @@ control_result control(const mps_options &o, const std::vector<std::string> &arg
                             " (MPS comes with the NVIDIA driver: nvidia-cuda-mps-control; "
                             "--control names another path)");
   }
-  char log[] = "/tmp/greenctx-mps-XXXXXX";
-  const int out = mkostemp(log, O_CLOEXEC);
-  int in[2] = {-1, -1};
-  if (out < 0 || pipe2(in, O_CLOEXEC) != 0) {
-    const int e = errno;
-    if (out >= 0)
-      close(out);
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("mkstemp/pipe: ") + std::strerror(e));
-  }
-  unlink(log);
+  const process::descriptor out = process::scratch_file(api);
+  process::pipe_ends in = process::make_pipe(api);
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), args.begin(), args.end());
-  const process::command cmd{program,
-                             argv,
-                             process::environment_with({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir(o),
-                                                        "CUDA_MPS_LOG_DIRECTORY=" + log_dir(o)}),
-                             {in[0], out, out},
-                             nullptr};
-  process::child running;
-  try {
-    running = process::spawn(cmd, api);
-  } catch (...) {
-    for (int fd : {in[0], in[1], out})
-      close(fd);
-    throw;
-  }
-  close(in[0]);
+  process::child running =
+      process::spawn({program,
+                      argv,
+                      process::environment_with({"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir(o),
+                                                 "CUDA_MPS_LOG_DIRECTORY=" + log_dir(o)}),
+                      {in.read.get(), out.get(), out.get()},
+                      nullptr},
+                     api);
+  in.read.reset();
   // A control program that exits without reading must not end greenctx with SIGPIPE.
   struct sigaction ignore {
   }, old{};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGPIPE, &ignore, &old);
-  process::write_all(in[1], input); // when it exits without reading, its status says why
-  close(in[1]);
+  process::write_all(in.write.get(), input); // when it exits without reading, its status says why
+  in.write.reset();
   sigaction(SIGPIPE, &old, nullptr);
   const process::end_status end = running.wait();
-  control_result r;
-  r.exit_code = end.shell_code();
-  char buf[4096];
-  lseek(out, 0, SEEK_SET);
-  for (ssize_t n; (n = read(out, buf, sizeof buf)) > 0;)
-    r.output.append(buf, static_cast<std::size_t>(n));
-  close(out);
-  return r;
+  return {end.shell_code(), process::contents(out.get())};
 }
 
 bool running(const mps_options &o) {

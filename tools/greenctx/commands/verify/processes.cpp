@@ -34,8 +34,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <fstream>
 #include <iostream>
 #include <limits.h>
 #include <memory>
@@ -121,25 +119,12 @@ std::string self_path() {
 /// shown when it fails. The process is killed and reaped if it is still running at the end.
 struct piece_process {
   process::child proc;
-  int to = -1, from = -1;
-  std::string err_path;
+  process::descriptor to, from, err;
   std::string pending; ///< read but not yet a whole line
-
-  piece_process() = default;
-  piece_process(const piece_process &) = delete;
-  piece_process &operator=(const piece_process &) = delete;
-  ~piece_process() {
-    if (to >= 0)
-      close(to);
-    if (from >= 0)
-      close(from);
-    if (!err_path.empty())
-      unlink(err_path.c_str());
-  }
 
   /// The last lines of what it wrote on stderr.
   std::string stderr_tail(std::size_t lines = 6) const {
-    std::ifstream in(err_path);
+    std::istringstream in(process::contents(err.get()));
     std::vector<std::string> all;
     for (std::string l; std::getline(in, l);)
       all.push_back(l);
@@ -151,38 +136,13 @@ struct piece_process {
 };
 
 void start(piece_process &p, const std::vector<std::string> &argv) {
-  int in[2] = {-1, -1}, out[2] = {-1, -1};
-  char path[] = "/tmp/greenctx-verify-XXXXXX";
-  int err = -1;
-  const auto close_all = [&] {
-    for (int fd : {in[0], in[1], out[0], out[1], err})
-      if (fd >= 0)
-        close(fd);
-  };
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
-    const int e = errno;
-    close_all();
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api, std::string("pipe: ") + std::strerror(e));
-  }
-  if ((err = mkostemp(path, O_CLOEXEC)) < 0) {
-    const int e = errno;
-    close_all();
-    throw error(CUDA_ERROR_OPERATING_SYSTEM, api,
-                std::string("cannot make a file for a piece's stderr: ") + std::strerror(e));
-  }
-  p.err_path = path;
-  process::command cmd{argv.front(), argv, std::nullopt, {in[0], out[1], err}, nullptr};
-  try {
-    p.proc = process::spawn(cmd, api);
-  } catch (...) {
-    close_all();
-    throw;
-  }
-  close(in[0]);
-  close(out[1]);
-  close(err);
-  p.to = in[1];
-  p.from = out[0];
+  process::pipe_ends in = process::make_pipe(api), out = process::make_pipe(api);
+  p.err = process::scratch_file(api);
+  p.proc = process::spawn(
+      {argv.front(), argv, std::nullopt, {in.read.get(), out.write.get(), p.err.get()}, nullptr},
+      api);
+  p.to = std::move(in.write);
+  p.from = std::move(out.read);
 }
 
 /// Its next line on stdout as JSON, or nullopt when it ended or `timeout` passed.
@@ -198,13 +158,13 @@ std::optional<nlohmann::json> read_answer(piece_process &p, std::chrono::millise
         continue; // not ours (a library's line on stdout): skip it
       }
     }
-    if (process::read_before(p.from, p.pending, deadline) != process::read_step::data)
+    if (process::read_before(p.from.get(), p.pending, deadline) != process::read_step::data)
       return std::nullopt;
   }
 }
 
 bool send(piece_process &p, const std::string &command) {
-  return process::write_all(p.to, command + "\n");
+  return process::write_all(p.to.get(), command + "\n");
 }
 
 /// How process `p` ended, waiting up to `wait` for it: "ended with exit N", "ended with signal N
@@ -349,10 +309,8 @@ int verify_processes(const process_verify_options &opt) {
     }
   }
   // Done: each process sees the end of its stdin and exits.
-  for (auto &p : procs) {
-    close(p->to);
-    p->to = -1;
-  }
+  for (auto &p : procs)
+    p->to.reset();
   for (std::size_t i = 0; i < procs.size(); ++i) {
     const std::optional<process::end_status> e = procs[i]->proc.wait_for(std::chrono::seconds(30));
     if (!e || !e->succeeded())
