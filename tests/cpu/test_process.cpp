@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
 #include <memory>
@@ -91,17 +92,14 @@ TEST(Process, WaitingWorksWithSigchldIgnoredAndPutsTheDispositionBack) {
 
 // What `cmd` writes to stdout (run through spawn); it must exit 0.
 std::string output_of(command cmd) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0)
-    return {};
-  cmd.io.out = out[1];
+  pipe_ends out = make_pipe(api);
+  cmd.io.out = out.write.get();
   child c = spawn(cmd, api);
-  close(out[1]);
+  out.write.reset();
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (read_before(out[0], text, deadline) == read_step::data) {
+  while (read_before(out.read.get(), text, deadline) == read_step::data) {
   }
-  close(out[0]);
   EXPECT_EQ(c.wait().exit_code, 0) << cmd.program;
   return text;
 }
@@ -218,6 +216,42 @@ TEST(Process, ReadBeforeStopsAtTheDeadline) {
             read_step::end_of_file);
   close(p[0]);
   EXPECT_TRUE(text.empty());
+}
+
+// Whether `fd` is open in this process.
+bool is_open(int fd) {
+  return fcntl(fd, F_GETFD) != -1;
+}
+
+TEST(Process, ADescriptorIsClosedOnceByItsLastOwner) {
+  pipe_ends p = make_pipe(api);
+  const int r = p.read.get(), w = p.write.get();
+  EXPECT_TRUE(is_open(r) && is_open(w));
+  EXPECT_NE(fcntl(r, F_GETFD) & FD_CLOEXEC, 0) << "both ends close on exec";
+  EXPECT_NE(fcntl(w, F_GETFD) & FD_CLOEXEC, 0);
+  descriptor moved = std::move(p.read);
+  EXPECT_EQ(p.read.get(), -1);
+  EXPECT_EQ(moved.get(), r);
+  p.write = std::move(moved); // the write end closes as the read end takes its place
+  EXPECT_FALSE(is_open(w));
+  EXPECT_EQ(p.write.get(), r);
+  p.write.reset();
+  EXPECT_FALSE(is_open(r));
+  p.write.reset(); // again: nothing to close
+  EXPECT_EQ(p.write.get(), -1);
+}
+
+TEST(Process, AScratchFileHoldsWhatAChildWroteAndHasNoName) {
+  const descriptor file = scratch_file(api);
+  char link[64], path[4096] = {};
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", file.get());
+  ASSERT_GT(readlink(link, path, sizeof path - 1), 0);
+  EXPECT_TRUE(contains(path, "(deleted)")) << path;
+  command cmd = sh("echo one; echo two >&2");
+  cmd.io.out = cmd.io.err = file.get();
+  ASSERT_EQ(spawn(cmd, api).wait().exit_code, 0);
+  EXPECT_EQ(contents(file.get()), "one\ntwo\n");
+  EXPECT_EQ(contents(file.get()), "one\ntwo\n") << "reading moves no offset";
 }
 
 TEST(Process, ForkCallReturnsTheBodysCode) {

@@ -160,6 +160,7 @@ public:
   descriptor &operator=(const descriptor &) = delete;
   ~descriptor() { reset(); }
   int get() const { return fd_; }
+  /// Gives it up: the caller closes what this returns.
   int release() noexcept;
   /// Closes it now (the parent's copy of a child's end, or the end of a child's input).
   void reset() noexcept;
