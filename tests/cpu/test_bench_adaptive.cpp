@@ -6,6 +6,7 @@
 #include "commands/bench/latency_record.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
+#include "golden_record.hpp"
 
 #include <greenctx/plan/error.hpp>
 
@@ -114,6 +115,7 @@ results synthetic() {
 TEST(AdaptiveReport, RecordRowsAndTargets) {
   nlohmann::json env{{"gpu", "Synthetic GPU"}, {"driver_version", "13.0"}, {"date", "today"}};
   const report::record rec = adaptive_record(synthetic(), env);
+  greenctx_test::expect_golden_record(rec, "bench-adaptive");
   EXPECT_EQ(rec.kind, "bench-adaptive");
   const std::string text = report::to_text(rec);
   EXPECT_TRUE(contains(text, "GPU Synthetic GPU")) << text;

@@ -3,6 +3,7 @@
 // synthetic results, rendered and read back (pure code). The measurement: tests/gpu.
 #include "commands/bench/bandwidth.hpp"
 #include "text_checks.hpp"
+#include "golden_record.hpp"
 
 #include <greenctx/plan/error.hpp>
 
@@ -71,6 +72,7 @@ TEST(BandwidthRecord, SaysWhereTheCurveFlattensAndWhatTheFewestSmsKeep) {
   EXPECT_EQ(sms_reaching(r, memory_level::dram, memory_op::copy, 0.99), 132u);
   EXPECT_EQ(sms_reaching(r, memory_level::l2, memory_op::copy, 0.9), 0u); // not measured
   const report::record rec = bandwidth_record(r, {{"gpu", "test GPU"}});
+  greenctx_test::expect_golden_record(rec, "bench-bandwidth");
   ASSERT_EQ(rec.notes.size(), 1u);
   EXPECT_TRUE(contains(rec.notes[0], "dram copy: 3200.0 GB/s on all 132 SMs; 90% of it from 64 "
                                      "SMs; 8 SMs get 300.0 GB/s beside their rest doing the "

@@ -4,6 +4,7 @@
 #include "commands/bench/latency_record.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
+#include "golden_record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,7 @@ TEST(BenchReport, TargetsMissedAreReportedAsMissed) {
   EXPECT_FALSE(named(t, "isolation").met()) << named(t, "isolation").value;
   EXPECT_FALSE(named(t, "background_share").met());
   const report::record rec = bench_record(synthetic(40, 700), env);
+  greenctx_test::expect_golden_record(rec, "bench-latency-missed");
   EXPECT_FALSE(targets_met(rec));
   const report::series &targets = *rec.table("targets");
   ASSERT_EQ(targets.rows.size(), 3u);
@@ -145,6 +147,7 @@ TEST(BenchReport, MissingPlacementsMakeTargetsUnavailableNotMet) {
 
 TEST(BenchReport, RecordCarriesEveryPlacementAndEverySample) {
   const report::record rec = bench_record(synthetic(31, 860), env);
+  greenctx_test::expect_golden_record(rec, "bench-latency");
   EXPECT_EQ(rec.kind, "bench");
   EXPECT_EQ(rec.schema, 2);
   const std::string text = report::to_text(rec);

@@ -5,6 +5,7 @@
 #include "commands/bench/comm.hpp"
 #include "saved_results.hpp"
 #include "text_checks.hpp"
+#include "golden_record.hpp"
 
 #include <greenctx/plan/error.hpp>
 
@@ -207,6 +208,7 @@ const nlohmann::json h200 = {{"gpu", "NVIDIA H200"},
 TEST(CommReport, RecordInEveryFormat) {
   const results r = synthetic();
   const report::record rec = comm_record(r, h200);
+  greenctx_test::expect_golden_record(rec, "bench-comm");
   EXPECT_EQ(rec.kind, "bench-comm");
   const std::string text = report::to_text(rec);
   EXPECT_TRUE(contains(text, "256 MiB")) << text;

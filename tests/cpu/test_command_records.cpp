@@ -5,6 +5,7 @@
 #include "commands/split/split_record.hpp"
 #include "commands/verify/verify_record.hpp"
 #include "saved_results.hpp"
+#include "golden_record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -57,6 +58,7 @@ info::results two_gpus() {
 
 TEST(InfoRecord, OneRowPerGpuAndWhatMpsMeansForEach) {
   const auto r = info::info_record(two_gpus(), {{"driver_version", "13.0"}}, "all");
+  greenctx_test::expect_golden_record(r, "info");
   EXPECT_EQ(r.kind, "info");
   EXPECT_EQ(r.tables.front().key, "gpus"); // the CSV one
   EXPECT_EQ(r.tables.front().rows.size(), 2u);
@@ -123,6 +125,7 @@ TEST(SplitRecord, GroupsChecksAndTheVerdict) {
   const nlohmann::json env = {{"device", 0}, {"gpu", "H200"}, {"sm_count", 132}};
   const std::string request = "16:cosched=2 0:backfill";
   auto r = split_report::split_record(request, two_groups(), checks(8), env);
+  greenctx_test::expect_golden_record(r, "split");
   EXPECT_EQ(r.title, "greenctx split '16:cosched=2 0:backfill' on GPU 0 (H200, 132 SMs)");
   EXPECT_EQ(at(r, "groups", 1, "requested"), cell{"all"});
   EXPECT_EQ(at(r, "groups", 1, "backfill"), cell{"backfill"});
@@ -184,6 +187,7 @@ TEST(VerifyRecord, MapsCombinedAndOverlapsMarked) {
   in.split = "4,rest";
   in.gpus = {verified(0, {0, 1, 2, 3}, {4, 5, 6, 7})};
   auto r = verification::verify_record(in, in.gpus.front().environment);
+  greenctx_test::expect_golden_record(r, "verify");
   EXPECT_EQ(r.title, "greenctx verify 4,rest on GPU 0 (H200, 8 SMs)");
   EXPECT_EQ(r.find("plan")->value,
             cell{"one split into 1 group of 4 SMs, the remainder as 'rest'"});
@@ -242,6 +246,7 @@ TEST(VerifyProcessesRecord, PiecesRoundsAndTheVerdict) {
   in.report.slowdown = {2.05, 2.1};
   in.report.violations = {"the pieces did not run side by side"};
   const auto r = verification::processes_record(in, {{"device", 0}});
+  greenctx_test::expect_golden_record(r, "verify-processes");
   EXPECT_EQ(number(at(r, "pieces", 0, "work_beside_ms")), 420); // the median of two: the upper
   EXPECT_EQ(r.table("rounds")->rows.size(), 4u);
   EXPECT_TRUE(has_note(r, "MPS: not active"));

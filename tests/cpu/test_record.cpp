@@ -6,6 +6,7 @@
 #include "report/record.hpp"
 #include "saved_results.hpp"
 #include "commands/tune/tune_record.hpp"
+#include "golden_record.hpp"
 
 #include <gtest/gtest.h>
 
@@ -382,6 +383,7 @@ measure::tune_result synthetic_tune() {
 TEST(TuneRecord, HoldsTheCurveTheAnswerAndTheRepeat) {
   const measure::tune_result r = synthetic_tune();
   const report::record rec = tune_record(r, {{"gpu", "GPU", "Synthetic", {}}}, "p99 <= 60 us");
+  greenctx_test::expect_golden_record(rec, "tune");
   EXPECT_EQ(rec.kind, "tune");
   ASSERT_NE(rec.find("split"), nullptr);
   EXPECT_EQ(std::get<std::string>(rec.find("split")->value), "24,rest");

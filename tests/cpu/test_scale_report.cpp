@@ -4,6 +4,7 @@
 #include "commands/scale/scale_record.hpp"
 #include "scale_outputs.hpp"
 #include "commands/scale/sm_list.hpp"
+#include "golden_record.hpp"
 #include "text_checks.hpp"
 
 #include <greenctx/plan/error.hpp>
@@ -239,6 +240,10 @@ TEST(ScaleReport, TextTableHasEveryCountAndTheSpeedUps) {
   EXPECT_TRUE(contains(cells, "\nunconfined 0.400 0.390 0.410 2.5 10.00 - 1.00 3 ok\n")) << t;
   EXPECT_FALSE(contains(t, "FAILED")) << t;
   EXPECT_FALSE(contains(t, "every timed run")) << "the runs are detail: files only";
+}
+
+TEST(ScaleReport, TheWholeRecordIsTheSavedOne) {
+  greenctx_test::expect_golden_record(scale_record(synthetic(), env), "scale");
 }
 
 TEST(ScaleReport, UnitFollowsTheTimes) {
