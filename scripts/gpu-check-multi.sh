@@ -63,7 +63,8 @@ step comm-bench "${GPU_CHECK_COMM_TIMEOUT:-330}" "$cli" bench --comm "${sweep[@]
   --comm-timeout 150 --json "$out/bench-comm.json" --csv "$out/bench-comm.csv" \
   --svg "$out/bench-comm.svg" --markdown "$out/bench-comm.md"
 if [ -z "${GPU_CHECK_SKIP_PYTHON:-}" ]; then
-  step python 300 env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT=150 scripts/gpu-check-python.sh
+  step python 300 env OUT="$out/python" GREENCTX_BUILD="$bin" GPU_CHECK_STEP_TIMEOUT=150 \
+    scripts/gpu-check-python.sh
 fi
 
 # The device tool returns at most 8 files: the log, the bench's four and one archive of the rest.

@@ -220,8 +220,8 @@ fi
 
 # The Python module, its torch tests and the PyTorch example (builds the module on this machine).
 if want python && [ -x scripts/gpu-check-python.sh ]; then
-  step python env OUT="$out/python" GPU_CHECK_STEP_TIMEOUT="${GPU_CHECK_PYTHON_STEP_TIMEOUT:-240}" \
-    scripts/gpu-check-python.sh
+  step python env OUT="$out/python" GREENCTX_BUILD="$bin" \
+    GPU_CHECK_STEP_TIMEOUT="${GPU_CHECK_PYTHON_STEP_TIMEOUT:-240}" scripts/gpu-check-python.sh
 fi
 
 # compute-sanitizer (memcheck, racecheck, synccheck) over the GPU and compat-layer test programs: its own
