@@ -664,6 +664,34 @@ TEST(Cli, AdaptiveBenchOptionsRefusedBeforeTheDriver) {
   EXPECT_TRUE(contains(r.err, "no NVIDIA driver")) << r;
 }
 
+// Each bench refuses the options only other benches take, before the driver (none here).
+TEST(Cli, EachBenchRefusesTheOptionsOfTheOthers) {
+  const std::pair<std::vector<std::string>, std::string> refused[] = {
+      {{"bench", "--comm", "--critical-sms", "16"},
+       "--critical-sms: is an option of the latency bench and --adaptive: leave it out with "
+       "--comm"},
+      {{"bench", "comm", "--rounds", "2"}, "--rounds: is an option of the latency bench and"},
+      {{"bench", "--adaptive", "--gemm-n", "64"},
+       "--gemm-n: is an option of the latency bench and --comm: leave it out with --adaptive"},
+      {{"bench", "bandwidth", "--samples", "5"},
+       "--samples: is an option of the latency bench, --adaptive and --comm"},
+      {{"bench", "latency", "--ops", "read"},
+       "--ops: is an option of bench bandwidth: leave it out with the latency bench"},
+      {{"bench", "--repeats", "3"}, "give MODE bandwidth, or leave it out"},
+      {{"bench", "--quick"}, "--quick: is an option of --adaptive, --comm and bench bandwidth"}};
+  for (const auto &[args, says] : refused) {
+    const auto r = run_cli(args);
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(contains(r.err, says)) << r;
+  }
+  // What each bench takes passes, and meets the missing driver.
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{"bench", "--comm", "--gemm-n", "64", "--samples", "5", "--quick"},
+        {"bench", "adaptive", "--critical-sms", "16", "--rounds", "2", "--queue-depth", "3"},
+        {"bench", "bandwidth", "--quick", "--repeats", "3", "--device", "0"}})
+    expect_error(run_cli(args), exit_no_driver);
+}
+
 TEST(Cli, CommBenchWithoutDriver) {
   // The measurement runs in child processes; their failure is the command's, said once.
   const auto r = run_cli({"bench", "--comm", "--quick", "--quiet"});

@@ -16,8 +16,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 namespace greenctx::cli {
@@ -30,7 +31,7 @@ struct bench_options {
   output_options output;
   bool quiet = false, check_targets = false;
   std::string devices; ///< --device as typed; empty: 0, or all with --comm
-  std::string mode;    ///< MODE as typed: latency, adaptive or comm; empty: by the flags
+  std::string mode;    ///< MODE as typed: latency, adaptive, comm or bandwidth; empty: the flags
   // --comm: the all-reduce next to a GEMM loop
   bool comm = false, quick = false;
   std::string sizes, comm_sms; ///< empty: the defaults
@@ -50,6 +51,68 @@ struct bench_options {
 };
 
 constexpr const char *api = "greenctx bench";
+
+// The benches, as the bits of the set of benches that take an option.
+enum bench_kind : unsigned { latency = 1, adaptive = 2, comm = 4, bandwidth = 8 };
+
+// How refusals name each bench, in bit order.
+constexpr const char *bench_names[] = {"the latency bench", "--adaptive", "--comm",
+                                       "bench bandwidth"};
+
+// The options that only some benches take, by the benches that take them (named for people, and
+// how to choose them from the latency bench); every other option (MODE, --device, --quiet,
+// --check-targets, the output options) is every bench's.
+struct scoped_options {
+  unsigned benches;
+  const char *owners, *choose;
+  std::vector<const char *> names;
+};
+const scoped_options option_scopes[] = {
+    {latency | adaptive,
+     "the latency bench and --adaptive",
+     "",
+     {"--critical-sms", "--rounds", "--gap-us", "--rate-window-ms", "--queue-depth", "--background",
+      "--critical", "--critical-blocks", "--critical-us"}},
+    {latency | adaptive | comm,
+     "the latency bench, --adaptive and --comm",
+     "",
+     {"--samples", "--warmup"}},
+    {latency,
+     "the latency bench",
+     "",
+     {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib", "--placements",
+      "--background-thread"}},
+    {latency | comm, "the latency bench and --comm", "", {"--gemm-n"}},
+    {adaptive | comm | bandwidth, "--adaptive, --comm and bench bandwidth", "add one", {"--quick"}},
+    {adaptive,
+     "--adaptive",
+     "add --adaptive",
+     {"--shrink-to", "--policies", "--lead-us", "--chunk-mib"}},
+    {comm,
+     "--comm",
+     "add --comm",
+     {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"}},
+    {bandwidth,
+     "bench bandwidth",
+     "give MODE bandwidth",
+     {"--sms", "--ops", "--levels", "--buffer-mib", "--repeats", "--alone-only"}},
+};
+
+// Refuses, as a parse error, an option given to a bench that does not take it: "--sizes: is an
+// option of --comm: add --comm, or leave it out" where the latency bench was chosen by default,
+// "... leave it out with --adaptive" where a bench was named.
+void check_scope(bench_kind chosen, bool by_default,
+                 const std::function<bool(const char *)> &given) {
+  for (const auto &o : option_scopes)
+    for (const char *name : o.names)
+      if (!(o.benches & chosen) && given(name))
+        throw CLI::ValidationError(
+            name, fmt::format("is an option of {}: {}", o.owners,
+                              by_default && chosen == latency
+                                  ? fmt::format("{}, or leave it out", o.choose)
+                                  : fmt::format("leave it out with {}",
+                                                bench_names[std::countr_zero(unsigned{chosen})])));
+}
 
 // Prints the record and writes the files asked for; with --check-targets, exit_check_failed
 // unless the record says its targets were met (bench::targets_met).
@@ -377,52 +440,18 @@ void add_bench(CLI::App &app, action &run) {
       opt->adaptive = opt->mode == "adaptive";
       opt->bandwidth = opt->mode == "bandwidth";
     }
-    opt->samples_given = cmd->get_option("--samples")->count() > 0;
-    opt->warmup_given = cmd->get_option("--warmup")->count() > 0;
-    opt->rounds_given = cmd->get_option("--rounds")->count() > 0;
-    opt->rate_window_given = cmd->get_option("--rate-window-ms")->count() > 0;
-    const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
-    const char *bandwidth_only[] = {"--sms",        "--ops",     "--levels",
-                                    "--buffer-mib", "--repeats", "--alone-only"};
-    if (opt->bandwidth) { // its options, the device, the outputs and --quick, --quiet: no other
-      std::vector<const CLI::Option *> allowed;
-      for (const char *name : {"MODE", "--device", "--quick", "--quiet", "--check-targets",
-                               "--json", "--csv", "--svg", "--markdown", "--from"})
-        allowed.push_back(cmd->get_option(name));
-      for (const char *name : bandwidth_only)
-        allowed.push_back(cmd->get_option(name));
-      for (const CLI::Option *o : cmd->get_options())
-        if (o->count() > 0 && std::find(allowed.begin(), allowed.end(), o) == allowed.end())
-          throw CLI::ValidationError(o->get_name(),
-                                     "is not an option of bench bandwidth: leave it out");
-      return;
-    }
-    for (const char *name : bandwidth_only)
-      if (given(name))
-        throw CLI::ValidationError(name, "is an option of bench bandwidth: give MODE bandwidth, "
-                                         "or leave it out");
     if (opt->comm && opt->adaptive)
       throw CLI::ValidationError("--adaptive", "and --comm are two different benches: give one");
-    if (!opt->comm)
-      for (const char *name :
-           {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"})
-        if (given(name))
-          throw CLI::ValidationError(name, "is an option of --comm: add --comm, or leave it out");
-    if (!opt->comm && !opt->adaptive && given("--quick"))
-      throw CLI::ValidationError("--quick", "is an option of --comm, --adaptive and bandwidth: "
-                                            "add one, or leave it out");
-    if (!opt->adaptive)
-      for (const char *name : {"--shrink-to", "--policies", "--lead-us", "--chunk-mib"})
-        if (given(name))
-          throw CLI::ValidationError(name,
-                                     "is an option of --adaptive: add --adaptive, or leave it out");
-    if (opt->comm && given("--queue-depth"))
-      throw CLI::ValidationError("--queue-depth", "is an option of the latency bench and "
-                                                  "--adaptive, not of --comm: leave it out");
-    for (const char *name : {"--placements", "--background-thread"})
-      if ((opt->comm || opt->adaptive) && given(name))
-        throw CLI::ValidationError(name, "is an option of the latency bench: leave it out with " +
-                                             std::string(opt->comm ? "--comm" : "--adaptive"));
+    const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
+    check_scope(opt->bandwidth  ? bandwidth
+                : opt->comm     ? comm
+                : opt->adaptive ? adaptive
+                                : latency,
+                opt->mode.empty(), given);
+    opt->samples_given = given("--samples");
+    opt->warmup_given = given("--warmup");
+    opt->rounds_given = given("--rounds");
+    opt->rate_window_given = given("--rate-window-ms");
     if (opt->adaptive) {
       if (given("--background") && opt->work.background != "memory")
         throw CLI::ValidationError("--background", "--adaptive measures the memory background "
@@ -431,11 +460,6 @@ void add_bench(CLI::App &app, action &run) {
       if (given("--critical") && opt->work.critical != "kernel")
         throw CLI::ValidationError("--critical", "--adaptive measures the critical kernel only: "
                                                  "give --critical kernel or leave it out");
-      for (const char *name :
-           {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib", "--gemm-n"})
-        if (given(name))
-          throw CLI::ValidationError(name, "has no effect with --adaptive (its background is a "
-                                           "chunked copy: see --chunk-mib): leave it out");
     }
   });
 }
