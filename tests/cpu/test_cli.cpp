@@ -226,6 +226,8 @@ TEST(Cli, TuneRefusesBadObjectivesAndListsBeforeTheDriver) {
       {{"--comm-timeout", "5"}, "--comm-timeout: only with --comm"},
       {{"--comm", "--background", "spin"}, "--background does not apply with --comm"},
       {{"--comm", "--rounds", "3"}, "--rounds does not apply with --comm"},
+      {{"--comm", "--waves", "3"}, "--waves does not apply with --comm"},
+      {{"--comm", "--critical-us", "5"}, "--critical-us does not apply with --comm"},
       {{"--comm", "--bytes", "1M,2M"}, "tune one message size at a time"},
       {{"--comm", "--bytes", "3T"}, "--bytes: entry 1 ('3T')"},
       {{"--comm", "--device", "0,0"}, "listed twice"},

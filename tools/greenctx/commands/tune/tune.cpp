@@ -229,7 +229,10 @@ void add_tune(CLI::App &app, action &run) {
               "With --comm: seconds a measuring child may take before it is killed", 1, 86400);
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   run_with(*cmd, run, opt, run_tune, [opt = opt, cmd = cmd] {
-    for (const char *name : {"--background", "--critical", "--rounds", "--gap-us", "--no-hold"})
+    // --comm's critical work is the all-reduce and its background the GEMM loop (--gemm-n).
+    for (const char *name :
+         {"--background", "--critical", "--critical-blocks", "--critical-us", "--critical-gemm-n",
+          "--background-us", "--waves", "--memory-mib", "--rounds", "--gap-us", "--no-hold"})
       if (cmd->get_option(name)->count() > 0)
         opt->not_for_comm.push_back(name);
     if (!opt->comm)
