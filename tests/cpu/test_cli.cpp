@@ -816,6 +816,9 @@ TEST(Cli, VerifyProcessesChecksItsInputBeforeTheDriver) {
   }
   r = run_cli({"verify", "16,rest", "--processes", "--rounds", "0"});
   expect_error(r, exit_usage);
+  r = run_cli({"verify", "16,rest", "--processes", "--blocks-per-sm", "4"}); // the pieces' own
+  expect_error(r, exit_usage);
+  EXPECT_TRUE(contains(r.err, "--blocks-per-sm excludes --processes")) << r;
 }
 
 TEST(Cli, VerifyProcessesWithoutDriver) {

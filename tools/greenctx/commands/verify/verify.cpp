@@ -131,16 +131,18 @@ void add_verify(CLI::App &app, action &run) {
   add_record_options(*cmd, opt->output, "the partitions' table");
   cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
                 "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
-  cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,
-                  "Probe blocks per device SM launched on each partition")
-      ->transform(decimal_for<unsigned>())
-      ->capture_default_str();
+  auto *blocks = cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,
+                                 "Probe blocks per device SM launched on each partition (not with "
+                                 "--processes, whose pieces fill their SMs themselves)")
+                     ->transform(decimal_for<unsigned>())
+                     ->capture_default_str();
   auto *processes = cmd->add_flag(
       "--processes", opt->processes,
       "Start one process per piece (greenctx run --split SPLIT --piece I) and check, by filling "
       "the pieces alone and all at once, that each process is told and uses its piece's SMs and "
       "that the pieces run side by side (needs MPS: without it the processes take turns and the "
       "check fails)");
+  processes->excludes(blocks);
   add_decimal(*cmd, "--spin-ms", opt->across.spin_ms,
               "With --processes: how long each wave of a fill holds its SMs", 1, 10000)
       ->needs(processes);
