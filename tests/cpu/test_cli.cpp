@@ -885,6 +885,36 @@ const std::string data_dir =
                                                    : GREENCTX_SOURCE_DIR) +
     "/tests/data/";
 
+// --from reports a saved run as it was measured: an option that would change the measurement is
+// refused, naming it; the outputs, --quiet, --check-targets and the choice of bench are kept.
+TEST(Cli, OptionsThatWouldChangeNothingBesideFromAreRefused) {
+  struct refusal {
+    std::vector<std::string> args;
+    const char *option, *record;
+  };
+  const refusal refused[] = {{{"info", "--device", "1"}, "--device", "info.json"},
+                             {{"verify", "--blocks-per-sm", "3"}, "--blocks-per-sm", "verify.json"},
+                             {{"split", "--dry-run"}, "--dry-run", "split.json"},
+                             {{"tune", "--samples", "5"}, "--samples", "tune.json"},
+                             {{"scale", "--sms", "8"}, "--sms", "scale.json"},
+                             {{"bench", "--samples", "5"}, "--samples", "bench-latency.json"},
+                             {{"bench", "comm", "--quick"}, "--quick", "bench-comm.json"}};
+  for (const auto &[args, option, record] : refused) {
+    std::vector<std::string> argv = args;
+    argv.insert(argv.end(), {"--from", data_dir + record});
+    const auto r = run_cli(argv);
+    expect_error(r, exit_usage);
+    EXPECT_TRUE(
+        contains(r.err, std::string(option) + ": --from reports a saved run as it was measured"))
+        << r;
+  }
+  EXPECT_EQ(run_cli({"tune", "--from", data_dir + "tune.json", "-q"}).exit_code, exit_ok);
+  EXPECT_EQ(run_cli({"bench", "adaptive", "--from", data_dir + "bench-adaptive.json", "--quiet",
+                     "--check-targets"})
+                .exit_code,
+            exit_ok);
+}
+
 // info, verify and split report a saved result again without a driver, exit by its verdict, and
 // take their argument or --from, not both.
 TEST(Cli, InfoVerifyAndSplitFromSavedResults) {
@@ -1100,7 +1130,8 @@ TEST(Cli, ScaleFromASavedRun) {
   EXPECT_TRUE(contains(r.out, "told the device's 132 SMs")) << r;
   const auto again = run_cli({"scale", "--from", data_dir + "scale.json", "--metric", "gpu-time"});
   expect_error(again, exit_usage);
-  EXPECT_TRUE(contains(again.err, "leave out --metric")) << again;
+  EXPECT_TRUE(contains(again.err, "--metric: --from reports a saved run as it was measured"))
+      << again;
 }
 
 // `greenctx run` end to end over the tests' fake driver (tests/preload/fake_cuda.cpp: two GPUs of

@@ -101,6 +101,26 @@ void check_argument_or_from(const std::string &command, const char *name, const 
            fmt::format("--from FILE reports a saved result again: give no {} ('{}')", name, value));
 }
 
+void refuse_beside_from(const CLI::App &cmd, std::initializer_list<const char *> kept) {
+  const CLI::Option *from = cmd.get_option_no_throw("--from");
+  if (!from || from->count() == 0)
+    return;
+  const auto is_kept = [&](const CLI::Option &o) {
+    for (const char *name :
+         {"--json", "--csv", "--svg", "--markdown", "--quiet", "--check-targets"})
+      if (o.check_name(name))
+        return true;
+    for (const char *name : kept)
+      if (o.check_name(name))
+        return true;
+    return false;
+  };
+  for (const CLI::Option *o : cmd.get_options())
+    if (o != from && o->nonpositional() && o->count() > 0 && !is_kept(*o))
+      throw CLI::ValidationError(o->get_name(), "--from reports a saved run as it was measured: "
+                                                "leave this option out");
+}
+
 void check_json_path(const std::string &command, const std::string &path) {
   if (!json_replaces_text(path))
     check_writable(command, "--json", path);

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,11 @@ void add_record_options(CLI::App &cmd, output_options &opt, const std::string &c
 /// --from, refused beside it. Throws request_error naming `command`.
 void check_argument_or_from(const std::string &command, const char *name, const std::string &value,
                             const output_options &opt);
+
+/// With --from: refuses, as a parse error, every option of `cmd` given beside it but the outputs,
+/// --quiet, --check-targets and `kept` (those that choose which record is read: bench's --comm,
+/// verify's --processes): a saved run is reported as it was measured, so they would change nothing.
+void refuse_beside_from(const CLI::App &cmd, std::initializer_list<const char *> kept = {});
 
 /// Rejects, before a measurement that can take minutes, an output path whose folder does not
 /// exist or that is a folder. Throws request_error naming `command` ("greenctx scale").

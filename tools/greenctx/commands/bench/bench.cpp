@@ -442,6 +442,7 @@ void add_bench(CLI::App &app, action &run) {
     }
     if (opt->comm && opt->adaptive)
       throw CLI::ValidationError("--adaptive", "and --comm are two different benches: give one");
+    refuse_beside_from(*cmd, {"--comm", "--adaptive"});
     const auto given = [&](const char *name) { return cmd->get_option(name)->count() > 0; };
     check_scope(opt->bandwidth  ? bandwidth
                 : opt->comm     ? comm

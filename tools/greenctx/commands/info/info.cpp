@@ -84,7 +84,7 @@ void add_info(CLI::App &app, action &run) {
       ->check(device_list_check(api))
       ->capture_default_str();
   add_record_options(*cmd, opt->output, "the GPUs' table");
-  run_with(*cmd, run, opt, run_info);
+  run_with(*cmd, run, opt, run_info, [cmd = cmd] { refuse_beside_from(*cmd); });
 }
 
 } // namespace greenctx::cli

@@ -38,7 +38,6 @@ struct scale_options {
   std::string metric_unit;
   bool metric_unit_given = false;
   bool higher_is_better = false, lower_is_better = false;
-  bool metric_given = false;
   bool real_sm_count = false;
   output_options output;
   std::vector<std::string> program;
@@ -82,9 +81,6 @@ void report(const scale_options &opt, const scale::results &r, const nlohmann::j
 int report_from_file(const scale_options &opt) {
   if (!opt.program.empty())
     reject("--from reports a saved run again: give no program after --");
-  if (opt.metric_given)
-    reject("--from reports a saved run again with the figure it measured: leave out --metric, "
-           "--metric-unit, --higher-is-better and --lower-is-better");
   const report::record rec = read_record(api, "scale", opt.output.from);
   print_record(api, opt.output, rec);
   const report::quantity *complete = rec.find("complete");
@@ -217,30 +213,30 @@ void add_scale(CLI::App &app, action &run) {
                   "uses CUDA and gives its figure)")
       ->transform(decimal_for<unsigned>())
       ->capture_default_str();
-  auto *metric = cmd->add_option(
-      "--metric", opt->metric,
-      "The figure of each run: wall (the whole program's wall time, start-up included); "
-      "gpu-time (its GPU phase: from its first kernel launch to its last synchronization, as the "
-      "preload library sees it, in every process; the unconfined run loads the library too, "
-      "confining nothing); 'regex:EXPR' (a number it prints on stdout: EXPR is an ECMAScript "
-      "regular expression with exactly one capture group around the number, searched in each "
-      "line, the last match wins, e.g. 'regex:took ([0-9.eE+-]+) s'); or json:KEY (a number in "
-      "a JSON object it prints on a line of its own, the last such line wins; dots separate "
-      "nested keys, e.g. json:timing.seconds). With regex: and json:, greenctx reads the "
-      "program's stdout through a pipe and copies it to its own. A run without its figure "
-      "fails the measurement, saying why");
-  metric->capture_default_str();
+  cmd->add_option("--metric", opt->metric,
+                  "The figure of each run: wall (the whole program's wall time, start-up "
+                  "included); gpu-time (its GPU phase: from its first kernel launch to its last "
+                  "synchronization, as the preload library sees it, in every process; the "
+                  "unconfined run loads the library too, confining nothing); 'regex:EXPR' (a "
+                  "number it prints on stdout: EXPR is an ECMAScript regular expression with "
+                  "exactly one capture group around the number, searched in each line, the last "
+                  "match wins, e.g. 'regex:took ([0-9.eE+-]+) s'); or json:KEY (a number in a "
+                  "JSON object it prints on a line of its own, the last such line wins; dots "
+                  "separate nested keys, e.g. json:timing.seconds). With regex: and json:, "
+                  "greenctx reads the program's stdout through a pipe and copies it to its own. A "
+                  "run without its figure fails the measurement, saying why")
+      ->capture_default_str();
   auto *unit = cmd->add_option(
       "--metric-unit", opt->metric_unit,
       "Unit of a printed number (regex: or json:; default s). s, ms, us, ns are times, lower "
       "is better; a unit ending in /s (tokens/s, GB/s) is a rate, higher is better; for any "
       "other unit say which with --higher-is-better or --lower-is-better");
-  auto *higher = cmd->add_flag("--higher-is-better", opt->higher_is_better,
-                               "The printed number is better higher (a rate): speed-up = "
-                               "figure here / figure there");
-  auto *lower = cmd->add_flag("--lower-is-better", opt->lower_is_better,
-                              "The printed number is better lower (a time): speed-up = figure "
-                              "there / figure here");
+  cmd->add_flag("--higher-is-better", opt->higher_is_better,
+                "The printed number is better higher (a rate): speed-up = "
+                "figure here / figure there");
+  cmd->add_flag("--lower-is-better", opt->lower_is_better,
+                "The printed number is better lower (a time): speed-up = figure "
+                "there / figure here");
   cmd->add_flag("--real-sm-count", opt->real_sm_count,
                 "Tell the program the device's real SM count (cuDeviceGetAttribute, the device's "
                 "SM resource) instead of its partition's, which it is told by default");
@@ -257,10 +253,10 @@ void add_scale(CLI::App &app, action &run) {
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   cmd->add_option("PROGRAM", opt->program, "The program and its arguments, after --");
   cmd->allow_extras(); // named in run_scale's message instead of CLI11's
-  run_with(*cmd, run, opt, run_scale, [opt = opt, cmd = cmd, sms, metric, unit, higher, lower] {
+  run_with(*cmd, run, opt, run_scale, [opt = opt, cmd = cmd, sms, unit] {
+    refuse_beside_from(*cmd);
     opt->sms_given = sms->count() > 0;
     opt->metric_unit_given = unit->count() > 0;
-    opt->metric_given = metric->count() + unit->count() + higher->count() + lower->count() > 0;
     opt->extras = cmd->remaining();
   });
 }

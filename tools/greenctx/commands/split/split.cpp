@@ -94,7 +94,7 @@ void add_split(CLI::App &app, action &run) {
   cmd->add_flag("--dry-run", opt->dry_run,
                 "Only compute the groups (result NULL): no green contexts, no checks");
   add_record_options(*cmd, opt->output, "the groups' table");
-  run_with(*cmd, run, opt, run_split);
+  run_with(*cmd, run, opt, run_split, [cmd = cmd] { refuse_beside_from(*cmd); });
 }
 
 } // namespace greenctx::cli

@@ -229,6 +229,7 @@ void add_tune(CLI::App &app, action &run) {
               "With --comm: seconds a measuring child may take before it is killed", 1, 86400);
   cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
   run_with(*cmd, run, opt, run_tune, [opt = opt, cmd = cmd] {
+    refuse_beside_from(*cmd);
     // --comm's critical work is the all-reduce and its background the GEMM loop (--gemm-n).
     for (const char *name :
          {"--background", "--critical", "--critical-blocks", "--critical-us", "--critical-gemm-n",

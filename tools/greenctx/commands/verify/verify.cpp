@@ -149,7 +149,7 @@ void add_verify(CLI::App &app, action &run) {
   add_decimal(*cmd, "--rounds", opt->across.rounds,
               "With --processes: how many times all pieces fill at once", 1, 100)
       ->needs(processes);
-  run_with(*cmd, run, opt, run_verify);
+  run_with(*cmd, run, opt, run_verify, [cmd = cmd] { refuse_beside_from(*cmd, {"--processes"}); });
 }
 
 } // namespace greenctx::cli
