@@ -232,11 +232,11 @@ void add_scale(CLI::App &app, action &run) {
       "is better; a unit ending in /s (tokens/s, GB/s) is a rate, higher is better; for any "
       "other unit say which with --higher-is-better or --lower-is-better");
   cmd->add_flag("--higher-is-better", opt->higher_is_better,
-                "The printed number is better higher (a rate): speed-up = "
-                "figure here / figure there");
+                "The printed number is better higher (a rate): speed-up = figure here / "
+                "figure there");
   cmd->add_flag("--lower-is-better", opt->lower_is_better,
-                "The printed number is better lower (a time): speed-up = figure "
-                "there / figure here");
+                "The printed number is better lower (a time): speed-up = figure there / "
+                "figure here");
   cmd->add_flag("--real-sm-count", opt->real_sm_count,
                 "Tell the program the device's real SM count (cuDeviceGetAttribute, the device's "
                 "SM resource) instead of its partition's, which it is told by default");
