@@ -690,7 +690,7 @@ TEST(Cli, EachBenchRefusesTheOptionsOfTheOthers) {
   for (const std::vector<std::string> &args :
        {std::vector<std::string>{"bench", "--comm", "--gemm-n", "64", "--samples", "5", "--quick"},
         {"bench", "adaptive", "--critical-sms", "16", "--rounds", "2", "--queue-depth", "3"},
-        {"bench", "bandwidth", "--quick", "--repeats", "3", "--device", "0"}})
+        {"bench", "bandwidth", "--quick", "--repeats", "3", "--device", "0", "-q"}})
     expect_error(run_cli(args), exit_no_driver);
 }
 

@@ -57,6 +57,15 @@ void add_device_option(CLI::App &cmd, int &ordinal) {
       ->capture_default_str();
 }
 
+void add_ignore_coscheduling_option(CLI::App &cmd, bool &flag) {
+  cmd.add_flag("--ignore-coscheduling", flag,
+               "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
+}
+
+void add_quiet_option(CLI::App &cmd, bool &flag, const std::string &help) {
+  cmd.add_flag("-q,--quiet", flag, help);
+}
+
 nlohmann::json environment_json(const driver_info &drv, const device &dev) {
   const auto [major, minor] = dev.compute_capability();
   const sm_resource sms = dev.sms();

@@ -91,6 +91,13 @@ CLI::Option *add_decimal(CLI::App &cmd, const std::string &name, T &value, const
 /// Adds `--device N` (a GPU ordinal in decimal, see decimal()) bound to `ordinal`.
 void add_device_option(CLI::App &cmd, int &ordinal);
 
+/// Adds `--ignore-coscheduling`, the same on every command that splits, bound to `flag`.
+void add_ignore_coscheduling_option(CLI::App &cmd, bool &flag);
+
+/// Adds `-q,--quiet` bound to `flag`; `help` says what it leaves out.
+void add_quiet_option(CLI::App &cmd, bool &flag,
+                      const std::string &help = "No progress lines on stderr");
+
 /// `--device all|N|N,M`: "all" gives nullopt (every GPU the driver sees), else GPU ordinals in
 /// decimal separated by commas, each named once. Throws request_error (exit_usage) naming `api`,
 /// with a message that says what is wrong and what would work. Needs no driver.

@@ -422,7 +422,7 @@ void add_bench(CLI::App &app, action &run) {
               "With bandwidth: timed kernels per measurement (after one untimed)", 1, 100000);
   cmd->add_flag("--alone-only", opt->alone_only,
                 "With bandwidth: measure each partition alone only, not beside its rest");
-  cmd->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
+  add_quiet_option(*cmd, opt->quiet);
   cmd->add_flag("--check-targets", opt->check_targets,
                 "Exit 1 when a target (isolation, priority, background share) is not met");
   run_with(*cmd, run, opt, run_bench, [opt = opt, cmd = cmd] {

@@ -245,15 +245,14 @@ void add_run(CLI::App &app, action &run) {
                   "CUDA_VISIBLE_DEVICES. The program's work on other GPUs runs on all their SMs")
       ->check(device_list_check(api))
       ->capture_default_str();
-  cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
-                "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
+  add_ignore_coscheduling_option(*cmd, opt->ignore_coscheduling);
   cmd->add_flag("--strict", opt->strict,
                 fmt::format("A CUDA guarantee greenctx cannot keep on this driver, or a device it "
                             "cannot confine, ends the program with exit status {} instead of a "
                             "warning",
                             protocol::exit_strict));
-  cmd->add_flag("-q,--quiet", opt->quiet,
-                "No summary on stderr when the program exits (problems are still reported)");
+  add_quiet_option(*cmd, opt->quiet,
+                   "No summary on stderr when the program exits (problems are still reported)");
   cmd->add_flag("--real-sm-count", opt->real_sm_count,
                 "Tell the program each confined GPU's real SM count (cuDeviceGetAttribute "
                 "MULTIPROCESSOR_COUNT, the device's SM resource); by default it is told N, its "

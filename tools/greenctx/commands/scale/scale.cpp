@@ -241,8 +241,7 @@ void add_scale(CLI::App &app, action &run) {
                 "Tell the program the device's real SM count (cuDeviceGetAttribute, the device's "
                 "SM resource) instead of its partition's, which it is told by default");
   add_device_option(*cmd, opt->device);
-  cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
-                "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
+  add_ignore_coscheduling_option(*cmd, opt->ignore_coscheduling);
   add_output_options(*cmd, opt->output,
                      {"everything, every run included",
                       "Write the points table (one row per SM count, exact numbers) to this file; "
@@ -250,7 +249,7 @@ void add_scale(CLI::App &app, action &run) {
                       "Write a plot of the figure and its speed-up against SMs to this file",
                       "Write the report as markdown to this file",
                       "Run nothing: report a run saved with --json again (table, --csv, --svg)"});
-  cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
+  add_quiet_option(*cmd, opt->quiet);
   cmd->add_option("PROGRAM", opt->program, "The program and its arguments, after --");
   cmd->allow_extras(); // named in run_scale's message instead of CLI11's
   run_with(*cmd, run, opt, run_scale, [opt = opt, cmd = cmd, sms, unit] {

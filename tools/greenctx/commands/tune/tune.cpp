@@ -227,7 +227,7 @@ void add_tune(CLI::App &app, action &run) {
       ->capture_default_str();
   add_decimal(*cmd, "--comm-timeout", opt->comm_timeout,
               "With --comm: seconds a measuring child may take before it is killed", 1, 86400);
-  cmd->add_flag("-q,--quiet", opt->quiet, "No progress lines on stderr");
+  add_quiet_option(*cmd, opt->quiet);
   run_with(*cmd, run, opt, run_tune, [opt = opt, cmd = cmd] {
     refuse_beside_from(*cmd);
     // --comm's critical work is the all-reduce and its background the GEMM loop (--gemm-n).

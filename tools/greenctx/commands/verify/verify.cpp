@@ -129,8 +129,7 @@ void add_verify(CLI::App &app, action &run) {
       ->check(device_list_check(api))
       ->capture_default_str();
   add_record_options(*cmd, opt->output, "the partitions' table");
-  cmd->add_flag("--ignore-coscheduling", opt->ignore_coscheduling,
-                "Split with IgnoreSmCoscheduling (steps of 2 SMs on CC 9.0, no cluster guarantee)");
+  add_ignore_coscheduling_option(*cmd, opt->ignore_coscheduling);
   auto *blocks = cmd->add_option("--blocks-per-sm", opt->blocks_per_sm,
                                  "Probe blocks per device SM launched on each partition (not with "
                                  "--processes, whose pieces fill their SMs themselves)")
