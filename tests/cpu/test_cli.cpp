@@ -680,7 +680,10 @@ TEST(Cli, EachBenchRefusesTheOptionsOfTheOthers) {
       {{"bench", "latency", "--ops", "read"},
        "--ops: is an option of bench bandwidth: leave it out with the latency bench"},
       {{"bench", "--repeats", "3"}, "give MODE bandwidth, or leave it out"},
-      {{"bench", "--quick"}, "--quick: is an option of --adaptive, --comm and bench bandwidth"}};
+      {{"bench", "--quick"}, "--quick: is an option of --adaptive, --comm and bench bandwidth"},
+      {{"bench", "bandwidth", "--check-targets"},
+       "--check-targets: is an option of the latency bench and --adaptive: leave it out with bench "
+       "bandwidth"}};
   for (const auto &[args, says] : refused) {
     const auto r = run_cli(args);
     expect_error(r, exit_usage);
@@ -908,6 +911,13 @@ TEST(Cli, OptionsThatWouldChangeNothingBesideFromAreRefused) {
         contains(r.err, std::string(option) + ": --from reports a saved run as it was measured"))
         << r;
   }
+  // A saved comm run has no targets to check, as a measured one has none.
+  const auto comm =
+      run_cli({"bench", "comm", "--from", data_dir + "bench-comm.json", "--check-targets"});
+  expect_error(comm, exit_usage);
+  EXPECT_TRUE(
+      contains(comm.err, "--check-targets: is an option of the latency bench and --adaptive"))
+      << comm;
   EXPECT_EQ(run_cli({"tune", "--from", data_dir + "tune.json", "-q"}).exit_code, exit_ok);
   EXPECT_EQ(run_cli({"bench", "adaptive", "--from", data_dir + "bench-adaptive.json", "--quiet",
                      "--check-targets"})

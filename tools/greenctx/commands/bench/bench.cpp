@@ -60,8 +60,8 @@ constexpr const char *bench_names[] = {"the latency bench", "--adaptive", "--com
                                        "bench bandwidth"};
 
 // The options that only some benches take, by the benches that take them (named for people, and
-// how to choose them from the latency bench); every other option (MODE, --device, --quiet,
-// --check-targets, the output options) is every bench's.
+// how to choose them from the latency bench); every other option (MODE, --device, --quiet, the
+// output options) is every bench's. Only the latency bench and --adaptive have targets.
 struct scoped_options {
   unsigned benches;
   const char *owners, *choose;
@@ -72,7 +72,7 @@ const scoped_options option_scopes[] = {
      "the latency bench and --adaptive",
      "",
      {"--critical-sms", "--rounds", "--gap-us", "--rate-window-ms", "--queue-depth", "--background",
-      "--critical", "--critical-blocks", "--critical-us"}},
+      "--critical", "--critical-blocks", "--critical-us", "--check-targets"}},
     {latency | adaptive | comm,
      "the latency bench, --adaptive and --comm",
      "",
@@ -153,13 +153,10 @@ std::vector<std::string> parse_placements(std::string_view text) {
 // this process never starts the driver.
 int run_comm(const bench_options &opt) {
   namespace comm = bench::comm;
-  if (!opt.output.from.empty()) { // no targets: --check-targets changes nothing here
+  if (!opt.output.from.empty()) {
     print_record(api, opt.output, read_record(api, "bench-comm", opt.output.from));
     return exit_ok;
   }
-  if (opt.check_targets)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "--check-targets has no targets with --comm: leave it out");
   comm::plan p;
   // Refused here, before any child starts.
   p.measure.asked_devices = parse_device_list(opt.devices.empty() ? "all" : opt.devices, api);
@@ -226,9 +223,6 @@ int run_adaptive(const bench_options &opt) {
 // bandwidth: the bandwidth curve (greenctx/measure/bandwidth.hpp) on one GPU.
 int run_bandwidth(const bench_options &opt) {
   namespace bw = bench::bandwidth;
-  if (opt.check_targets)
-    throw request_error(CUDA_ERROR_INVALID_VALUE, api,
-                        "--check-targets has no targets with bench bandwidth: leave it out");
   if (!opt.output.from.empty())
     return print_checked(opt, read_record(api, "bench-bandwidth", opt.output.from));
   measure::bandwidth_config cfg;
