@@ -1172,8 +1172,9 @@ TEST(Cli, RunExecsTheProgramWithTheProtocolEnvironment) {
   EXPECT_TRUE(contains(r.out, "16 1 1 1\n")) << r;
 }
 
-// --cuda-13.1: alone (nothing confined), with --sms, refused with a stray --piece, and said where
-// the driver has 13.1 itself or is older than 13.0 (GREENCTX_FAKE_DRIVER_VERSION).
+// --cuda-13.1: alone (nothing confined), with --sms, refused with a stray --piece or an option of
+// the confinement, and said where the driver has 13.1 itself or is older than 13.0
+// (GREENCTX_FAKE_DRIVER_VERSION).
 TEST(Cli, RunGivesTheCuda131Api) {
   GREENCTX_NEEDS_FAKE_DRIVER();
   const std::string show = "echo \"${GREENCTX_RUN_CUDA_13_1:-off} sms=${GREENCTX_RUN_SMS:-unset} "
@@ -1189,6 +1190,11 @@ TEST(Cli, RunGivesTheCuda131Api) {
   EXPECT_TRUE(contains(r.out, "off sms=16")) << r << "off unless asked";
   expect_error(run_cli({"run", "--cuda-13.1", "--piece", "1", "--", "true"}, {fake_driver}),
                exit_usage);
+  for (const char *confining : {"--real-sm-count", "--ignore-coscheduling"}) {
+    r = run_cli({"run", "--cuda-13.1", confining, "--", "true"}, {fake_driver});
+    expect_error(r, exit_usage); // it would confine nothing, so it would be ignored
+    EXPECT_TRUE(contains(r.err, std::string(confining) + ": says how to confine the program")) << r;
+  }
   r = run_cli({"run", "--cuda-13.1", "--", "true"},
               {fake_driver, "GREENCTX_FAKE_DRIVER_VERSION=13010"});
   EXPECT_EQ(r.exit_code, exit_ok) << r;

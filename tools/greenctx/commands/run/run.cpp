@@ -265,7 +265,15 @@ void add_run(CLI::App &app, action &run) {
                 "its place; a runtime linked in statically is out of reach. With or without --sms "
                 "(docs/compat-13.1.md, \"Without recompiling\")");
   cmd->add_option("PROGRAM", opt->command, "The program and its arguments, after --")->expected(-1);
-  run_with(*cmd, run, opt, run_run);
+  run_with(*cmd, run, opt, run_run, [opt = opt, cmd = cmd] {
+    // Options of the confinement, which --cuda-13.1 alone does not make.
+    if (opt->cuda_13_1 && !opt->confines())
+      for (const char *name : {"--device", "--ignore-coscheduling", "--real-sm-count"})
+        if (cmd->get_option(name)->count() > 0)
+          throw CLI::ValidationError(name, "says how to confine the program, and --cuda-13.1 "
+                                           "alone confines nothing: add --sms N (or --split S "
+                                           "--piece I), or leave it out");
+  });
 }
 
 } // namespace greenctx::cli
