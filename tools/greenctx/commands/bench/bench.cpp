@@ -55,47 +55,31 @@ constexpr const char *api = "greenctx bench";
 // The benches, as the bits of the set of benches that take an option.
 enum bench_kind : unsigned { latency = 1, adaptive = 2, comm = 4, bandwidth = 8 };
 
-// How refusals name each bench, in bit order.
+// How refusals name each bench, and how the latency bench's user chooses it, in bit order.
 constexpr const char *bench_names[] = {"the latency bench", "--adaptive", "--comm",
                                        "bench bandwidth"};
+constexpr const char *bench_choices[] = {"", "add --adaptive", "add --comm", "give MODE bandwidth"};
 
-// The options that only some benches take, by the benches that take them (named for people, and
-// how to choose them from the latency bench); every other option (MODE, --device, --quiet, the
-// output options) is every bench's. Only the latency bench and --adaptive have targets.
+// The options that only some benches take, by the benches that take them; every other option
+// (MODE, --device, --quiet, the output options) is every bench's. Only the latency bench and
+// --adaptive have targets.
 struct scoped_options {
   unsigned benches;
-  const char *owners, *choose;
   std::vector<const char *> names;
 };
 const scoped_options option_scopes[] = {
     {latency | adaptive,
-     "the latency bench and --adaptive",
-     "",
      {"--critical-sms", "--rounds", "--gap-us", "--rate-window-ms", "--queue-depth", "--background",
       "--critical", "--critical-blocks", "--critical-us", "--check-targets"}},
-    {latency | adaptive | comm,
-     "the latency bench, --adaptive and --comm",
-     "",
-     {"--samples", "--warmup"}},
+    {latency | adaptive | comm, {"--samples", "--warmup"}},
     {latency,
-     "the latency bench",
-     "",
      {"--critical-gemm-n", "--background-us", "--waves", "--memory-mib", "--placements",
       "--background-thread"}},
-    {latency | comm, "the latency bench and --comm", "", {"--gemm-n"}},
-    {adaptive | comm | bandwidth, "--adaptive, --comm and bench bandwidth", "add one", {"--quick"}},
-    {adaptive,
-     "--adaptive",
-     "add --adaptive",
-     {"--shrink-to", "--policies", "--lead-us", "--chunk-mib"}},
-    {comm,
-     "--comm",
-     "add --comm",
-     {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"}},
-    {bandwidth,
-     "bench bandwidth",
-     "give MODE bandwidth",
-     {"--sms", "--ops", "--levels", "--buffer-mib", "--repeats", "--alone-only"}},
+    {latency | comm, {"--gemm-n"}},
+    {adaptive | comm | bandwidth, {"--quick"}},
+    {adaptive, {"--shrink-to", "--policies", "--lead-us", "--chunk-mib"}},
+    {comm, {"--sizes", "--comm-sms", "--tolerance", "--window-ms", "--comm-timeout"}},
+    {bandwidth, {"--sms", "--ops", "--levels", "--buffer-mib", "--repeats", "--alone-only"}},
 };
 
 // Refuses, as a parse error, an option given to a bench that does not take it: "--sizes: is an
@@ -104,14 +88,23 @@ const scoped_options option_scopes[] = {
 void check_scope(bench_kind chosen, bool by_default,
                  const std::function<bool(const char *)> &given) {
   for (const auto &o : option_scopes)
-    for (const char *name : o.names)
-      if (!(o.benches & chosen) && given(name))
-        throw CLI::ValidationError(
-            name, fmt::format("is an option of {}: {}", o.owners,
-                              by_default && chosen == latency
-                                  ? fmt::format("{}, or leave it out", o.choose)
-                                  : fmt::format("leave it out with {}",
-                                                bench_names[std::countr_zero(unsigned{chosen})])));
+    for (const char *name : o.names) {
+      if ((o.benches & chosen) || !given(name))
+        continue;
+      std::vector<unsigned> owners; // "A", "A and B", "A, B and C"
+      for (unsigned i = 0; i < std::size(bench_names); ++i)
+        if (o.benches & (1u << i))
+          owners.push_back(i);
+      std::string owned_by = bench_names[owners.front()];
+      for (std::size_t k = 1; k < owners.size(); ++k)
+        owned_by += (k + 1 == owners.size() ? " and " : ", ") + std::string(bench_names[owners[k]]);
+      const std::string advice =
+          !by_default || chosen != latency
+              ? fmt::format("leave it out with {}", bench_names[std::countr_zero(unsigned{chosen})])
+          : owners.size() == 1 ? fmt::format("{}, or leave it out", bench_choices[owners.front()])
+                               : "add one, or leave it out";
+      throw CLI::ValidationError(name, "is an option of " + owned_by + ": " + advice);
+    }
 }
 
 // Prints the record and writes the files asked for; with --check-targets, exit_check_failed
