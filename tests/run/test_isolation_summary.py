@@ -3,8 +3,8 @@
 """CPU test of scripts/isolation-summary.py on a hand-made bench record with known answers: the
 isolation ratio (and the priority stream's), the split of the critical time into start delay, own
 run and host part, the A/A split-half ratio of rounds that hold the same samples, the connections
-and clocks it names; and
-the refusals of a record of another kind and of one without the green placements.
+and clocks it names; and the refusals of a record of another kind and of one without the green
+placements.
 
     test_isolation_summary.py REPO_ROOT
 """
